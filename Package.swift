@@ -1,0 +1,28 @@
+// swift-tools-version:6.0
+// SwiftYOLO: tiny YOLOv3 object detection in pure Swift on the CPU, OpenBLAS for matrix products.
+import PackageDescription
+
+let package = Package(
+    name: "SwiftYOLO",
+    products: [
+        .library(name: "YOLO", targets: ["YOLO"]),
+        .executable(name: "yolo", targets: ["yolo"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // C libraries come in only through system-library targets (module map + one-line shim header).
+        .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .target(name: "YOLO", dependencies: ["COpenBLAS", "CJPEG", "CPNG"]),
+        .executableTarget(
+            name: "yolo",
+            dependencies: ["YOLO", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .testTarget(
+            name: "YOLOTests", dependencies: ["YOLO"],
+            resources: [.copy("Fixtures")]),
+    ],
+    swiftLanguageModes: [.v6]
+)

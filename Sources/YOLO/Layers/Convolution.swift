@@ -1,0 +1,75 @@
+/// A 2-D convolution with bias and activation; batch norm is already folded into weights and biases.
+///
+/// Weights are `[filters][inChannels][size][size]`, row-major. The product is one `sgemm`:
+/// `output[filters × outH·outW] = weights[filters × inC·size²] · columns[inC·size² × outH·outW]`,
+/// where `columns` is the im2col unfolding of the input (a 1×1 stride-1 unpadded convolution uses
+/// the input itself). Bias and activation then run in a single pass over the output.
+public struct Convolution: Layer {
+    public let inputs: [Int]
+    public let inputShape: Shape
+    public let outputShape: Shape
+    public let size: Int
+    public let stride: Int
+    public let padding: Int
+    public let activation: Activation
+    /// `filters × inChannels·size²` floats.
+    public let weights: FloatBuffer
+    /// `filters` floats.
+    public let biases: FloatBuffer
+
+    /// - Precondition: weight and bias counts match the shapes (the loaders check this for user files).
+    public init(input: Int, inputShape: Shape, filters: Int, size: Int, stride: Int, padding: Int,
+                activation: Activation, weights: FloatBuffer, biases: FloatBuffer) {
+        precondition(size >= 1 && stride >= 1 && padding >= 0, "Convolution: bad geometry")
+        precondition(weights.count == filters * inputShape.channels * size * size,
+                     "Convolution: \(weights.count) weights for \(filters)x\(inputShape.channels)x\(size)x\(size)")
+        precondition(biases.count == filters, "Convolution: \(biases.count) biases for \(filters) filters")
+        self.inputs = [input]
+        self.inputShape = inputShape
+        self.outputShape = Convolution.outputShape(input: inputShape, filters: filters, size: size,
+                                                   stride: stride, padding: padding)
+        precondition(outputShape.width > 0 && outputShape.height > 0, "Convolution: empty output")
+        self.size = size
+        self.stride = stride
+        self.padding = padding
+        self.activation = activation
+        self.weights = weights
+        self.biases = biases
+    }
+
+    /// Darknet's output size: `(in + 2·padding − size) / stride + 1` on each axis.
+    public static func outputShape(input: Shape, filters: Int, size: Int, stride: Int, padding: Int) -> Shape {
+        Shape(channels: filters,
+              height: (input.height + 2 * padding - size) / stride + 1,
+              width: (input.width + 2 * padding - size) / stride + 1)
+    }
+
+    public var filters: Int { outputShape.channels }
+    /// Length of one filter: `inChannels · size²` (the GEMM's K).
+    public var patchLength: Int { inputShape.channels * size * size }
+    /// True when the input can feed the GEMM directly, without im2col.
+    public var isPointwise: Bool { size == 1 && stride == 1 && padding == 0 }
+
+    public var scratchCount: Int { isPointwise ? 0 : patchLength * outputShape.planeCount }
+
+    public var algorithm: String { isPointwise ? "1x1 gemm" : "im2col+gemm" }
+
+    public func forward(_ io: LayerIO) {
+        let plane = outputShape.planeCount
+        let columns: UnsafePointer<Float>
+        if isPointwise {
+            columns = io.input
+        } else {
+            Im2col.unfold(io.input, shape: inputShape, size: size, stride: stride, padding: padding,
+                          outputHeight: outputShape.height, outputWidth: outputShape.width, into: io.scratch)
+            columns = UnsafePointer(io.scratch)
+        }
+        BLAS.sgemm(m: filters, n: plane, k: patchLength,
+                   a: weights.pointer, lda: patchLength,
+                   b: columns, ldb: plane,
+                   c: io.output, ldc: plane)
+        for f in 0..<filters {
+            activation.applyBiased(io.output + f * plane, count: plane, bias: biases[f])
+        }
+    }
+}

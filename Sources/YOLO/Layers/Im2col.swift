@@ -1,0 +1,52 @@
+/// The im2col unfolding that turns a convolution into one matrix product.
+public enum Im2col {
+    /// Writes the `[C·size·size][outH·outW]` column matrix of `input` (CHW, `shape`) to `columns`.
+    ///
+    /// Row `(c·size + ky)·size + kx`, column `oy·outW + ox` holds input
+    /// `(c, oy·stride + ky − padding, ox·stride + kx − padding)`, or 0 outside the image.
+    public static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
+                              outputHeight: Int, outputWidth: Int, into columns: UnsafeMutablePointer<Float>) {
+        let (height, width) = (shape.height, shape.width)
+        let plane = outputHeight * outputWidth
+        for c in 0..<shape.channels {
+            let channel = input + c * height * width
+            for ky in 0..<size {
+                for kx in 0..<size {
+                    let row = columns + ((c * size + ky) * size + kx) * plane
+                    unfoldRow(channel, height: height, width: width, kx: kx, ky: ky, stride: stride,
+                              padding: padding, outputHeight: outputHeight, outputWidth: outputWidth, into: row)
+                }
+            }
+        }
+    }
+
+    /// One row of the column matrix: every output position's tap (ky, kx) of one channel.
+    @inline(__always)
+    static func unfoldRow(_ channel: UnsafePointer<Float>, height: Int, width: Int, kx: Int, ky: Int, stride: Int,
+                          padding: Int, outputHeight: Int, outputWidth: Int, into row: UnsafeMutablePointer<Float>) {
+        // Output columns whose input column ox·stride + kx − padding lies inside [0, width).
+        let firstX = min(outputWidth, max(0, (padding - kx + stride - 1) / stride))
+        let lastReach = width - 1 + padding - kx
+        let endX = lastReach < 0 ? firstX : max(firstX, min(outputWidth, lastReach / stride + 1))
+        for oy in 0..<outputHeight {
+            let destination = row + oy * outputWidth
+            let iy = oy * stride + ky - padding
+            guard iy >= 0 && iy < height else {
+                destination.update(repeating: 0, count: outputWidth)
+                continue
+            }
+            let source = channel + iy * width
+            if firstX > 0 { destination.update(repeating: 0, count: firstX) }
+            if stride == 1 {
+                (destination + firstX).update(from: source + firstX + kx - padding, count: endX - firstX)
+            } else {
+                var ix = firstX * stride + kx - padding
+                for ox in firstX..<endX {
+                    destination[ox] = source[ix]
+                    ix += stride
+                }
+            }
+            if endX < outputWidth { (destination + endX).update(repeating: 0, count: outputWidth - endX) }
+        }
+    }
+}

@@ -1,0 +1,34 @@
+/// The pointers one layer works on during a forward pass. All memory belongs to a `Workspace`.
+public struct LayerIO {
+    /// The layer's inputs, in the order of `Layer.inputs`; each holds that layer's output (CHW).
+    public var inputs: UnsafeBufferPointer<UnsafePointer<Float>>
+    /// Where the layer writes its output: `outputShape.count` floats.
+    public var output: UnsafeMutablePointer<Float>
+    /// Scratch memory of `scratchCount` floats, shared by all layers (contents undefined on entry).
+    public var scratch: UnsafeMutablePointer<Float>
+
+    /// The first (for most layers, the only) input.
+    @inlinable public var input: UnsafePointer<Float> { inputs[0] }
+}
+
+/// One layer of a network, built for fixed input shapes.
+///
+/// A layer holds only immutable data (its shapes and weights), so it is `Sendable` and a network
+/// can run on many threads at once, each with its own `Workspace`.
+public protocol Layer: Sendable {
+    /// Indices of the layers whose outputs this layer reads; `-1` is the network input.
+    var inputs: [Int] { get }
+    /// The shape this layer produces.
+    var outputShape: Shape { get }
+    /// Floats of scratch memory `forward` needs (e.g. the im2col buffer).
+    var scratchCount: Int { get }
+    /// How the layer computes, e.g. `im2col+gemm`, `1x1 gemm`, `direct`.
+    var algorithm: String { get }
+    /// Computes the output from the inputs. Must not allocate.
+    func forward(_ io: LayerIO)
+}
+
+extension Layer {
+    public var scratchCount: Int { 0 }
+}
+

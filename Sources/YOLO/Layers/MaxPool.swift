@@ -1,0 +1,59 @@
+/// Darknet's max-pooling layer.
+///
+/// Darknet pads by `padding` cells in total (default `size − 1`) and places them so the window
+/// starts at offset `−(padding / 2)`: for a 2×2 window all the padding lands on the right and
+/// bottom, which is how the 2×2 stride-1 pool of yolov3-tiny keeps 13×13. Padded cells never win.
+/// Output size per axis: `(in + padding − size) / stride + 1`.
+public struct MaxPool: Layer {
+    public let inputs: [Int]
+    public let inputShape: Shape
+    public let outputShape: Shape
+    public let size: Int
+    public let stride: Int
+    public let padding: Int
+
+    public init(input: Int, inputShape: Shape, size: Int, stride: Int, padding: Int) {
+        precondition(size >= 1 && stride >= 1 && padding >= 0, "MaxPool: bad geometry")
+        self.inputs = [input]
+        self.inputShape = inputShape
+        self.size = size
+        self.stride = stride
+        self.padding = padding
+        self.outputShape = MaxPool.outputShape(input: inputShape, size: size, stride: stride, padding: padding)
+        precondition(outputShape.width > 0 && outputShape.height > 0, "MaxPool: empty output")
+    }
+
+    public static func outputShape(input: Shape, size: Int, stride: Int, padding: Int) -> Shape {
+        Shape(channels: input.channels,
+              height: (input.height + padding - size) / stride + 1,
+              width: (input.width + padding - size) / stride + 1)
+    }
+
+    /// Where a window starts relative to `output · stride`.
+    public var offset: Int { -(padding / 2) }
+
+    public var algorithm: String { "direct" }
+
+    public func forward(_ io: LayerIO) {
+        let (height, width) = (inputShape.height, inputShape.width)
+        let (outH, outW) = (outputShape.height, outputShape.width)
+        for c in 0..<inputShape.channels {
+            let source = io.input + c * height * width
+            let destination = io.output + c * outH * outW
+            for oy in 0..<outH {
+                let y0 = max(oy * stride + offset, 0)
+                let y1 = min(oy * stride + offset + size, height)
+                for ox in 0..<outW {
+                    let x0 = max(ox * stride + offset, 0)
+                    let x1 = min(ox * stride + offset + size, width)
+                    var best = -Float.greatestFiniteMagnitude
+                    for y in y0..<y1 {
+                        let row = source + y * width
+                        for x in x0..<x1 where row[x] > best { best = row[x] }
+                    }
+                    destination[oy * outW + ox] = best
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+/// Darknet's route layer: the channel-wise concatenation of earlier layers' outputs, in cfg order.
+///
+/// With `groups > 1` each source contributes only its `groupIndex`-th slice of channels
+/// (AlexeyAB's extension used by yolov4-tiny). All sources must share height and width.
+public struct Route: Layer {
+    public let inputs: [Int]
+    public let inputShapes: [Shape]
+    public let outputShape: Shape
+    public let groups: Int
+    public let groupIndex: Int
+
+    public init(inputs: [Int], inputShapes: [Shape], groups: Int = 1, groupIndex: Int = 0) {
+        precondition(!inputs.isEmpty && inputs.count == inputShapes.count, "Route: needs inputs")
+        precondition(groups >= 1 && groupIndex >= 0 && groupIndex < groups, "Route: bad group")
+        let first = inputShapes[0]
+        precondition(inputShapes.allSatisfy { $0.height == first.height && $0.width == first.width },
+                     "Route: inputs differ in size")
+        self.inputs = inputs
+        self.inputShapes = inputShapes
+        self.groups = groups
+        self.groupIndex = groupIndex
+        self.outputShape = Shape(channels: inputShapes.reduce(0) { $0 + $1.channels / groups },
+                                 height: first.height, width: first.width)
+    }
+
+    public var algorithm: String { "copy" }
+
+    public func forward(_ io: LayerIO) {
+        var destination = io.output
+        for (k, shape) in inputShapes.enumerated() {
+            let part = shape.count / groups
+            (destination).update(from: io.inputs[k] + groupIndex * part, count: part)
+            destination += part
+        }
+    }
+}

@@ -1,0 +1,32 @@
+/// A YOLO detection head. In the forward pass it passes the raw (pre-sigmoid) tensor through;
+/// decoding into boxes happens in the detection stage from `anchors`, `mask` and `classes`.
+///
+/// Channel layout: `anchor · (5 + classes) + [tx, ty, tw, th, objectness, class logits...]`.
+public struct YOLOHead: Layer {
+    public let inputs: [Int]
+    public let outputShape: Shape
+    /// Pairs (width, height) in network-input pixels, all anchors of the model.
+    public let anchors: [(width: Float, height: Float)]
+    /// Indices into `anchors` used by this head.
+    public let mask: [Int]
+    public let classes: Int
+    /// Darknet's `scale_x_y` (1 for yolov3).
+    public let scaleXY: Float
+
+    public init(input: Int, shape: Shape, anchors: [(width: Float, height: Float)], mask: [Int], classes: Int,
+                scaleXY: Float = 1) {
+        precondition(shape.channels == mask.count * (classes + 5), "YOLOHead: channel count mismatch")
+        self.inputs = [input]
+        self.outputShape = shape
+        self.anchors = anchors
+        self.mask = mask
+        self.classes = classes
+        self.scaleXY = scaleXY
+    }
+
+    public var algorithm: String { "passthrough" }
+
+    public func forward(_ io: LayerIO) {
+        io.output.update(from: io.input, count: outputShape.count)
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// A loaded model: its description, the parameters of its convolutions and its class labels.
+///
+/// Immutable and `Sendable`: load once, then build `Network`s at any input size from it and run
+/// them on any number of threads.
+public struct Model: Sendable {
+    public var description: ModelDescription
+    /// Parameters of each convolution, keyed by layer index.
+    public var convolutions: [Int: ConvolutionParameters]
+    /// Class names, index = class id. Empty when no names file was given.
+    public var labels: [String]
+
+    public init(description: ModelDescription, convolutions: [Int: ConvolutionParameters], labels: [String]) {
+        self.description = description
+        self.convolutions = convolutions
+        self.labels = labels
+    }
+
+    /// Loads a darknet model: `.cfg`, `.weights` and optionally a names file (one label per line).
+    ///
+    /// - Throws: `YOLOError` naming the file and what is wrong with it.
+    public init(cfg: String, weights: String, names: String? = nil) throws {
+        let description = try ModelDescription(cfgPath: cfg)
+        let parameters = try DarknetWeights.load(weights, for: description)
+        let labels = try names.map(Model.readLabels) ?? []
+        if !labels.isEmpty, labels.count != description.classCount {
+            throw YOLOError.invalidFile(path: names!, message: "holds \(labels.count) names, but the model has \(description.classCount) classes")
+        }
+        self.init(description: description, convolutions: parameters, labels: labels)
+    }
+
+    /// Reads a names file: one label per non-empty line.
+    public static func readLabels(_ path: String) throws -> [String] {
+        try FileIO.readText(path).split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+    }
+
+    /// The label of class `index`, or `class N` when there is no names file.
+    public func label(_ index: Int) -> String {
+        index < labels.count ? labels[index] : "class \(index)"
+    }
+}

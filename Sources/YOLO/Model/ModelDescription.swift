@@ -1,0 +1,114 @@
+/// A network as described by a darknet cfg: the input size and the layers with their options,
+/// before any weights. Sendable value; built once per model and shared.
+public struct ModelDescription: Sendable {
+    /// The network input the cfg asks for (`[net] width, height, channels`).
+    public var inputShape: Shape
+    public var layers: [LayerSpec]
+    /// Where the description came from (for error messages).
+    public var path: String
+
+    public init(inputShape: Shape, layers: [LayerSpec], path: String) {
+        self.inputShape = inputShape
+        self.layers = layers
+        self.path = path
+    }
+
+    /// The YOLO heads, in layer order.
+    public var heads: [(index: Int, spec: YOLOSpec)] {
+        layers.enumerated().compactMap { index, layer in
+            if case .yolo(let spec) = layer { return (index, spec) }
+            return nil
+        }
+    }
+
+    /// Number of classes of the model (of its first head), or 0 when it has none.
+    public var classCount: Int { heads.first?.spec.classes ?? 0 }
+}
+
+/// One layer as the cfg describes it. `line` is the cfg line of its section header.
+public enum LayerSpec: Sendable {
+    case convolution(ConvolutionSpec)
+    case maxPool(MaxPoolSpec)
+    case upsample(UpsampleSpec)
+    case route(RouteSpec)
+    case shortcut(ShortcutSpec)
+    case yolo(YOLOSpec)
+
+    public var line: Int {
+        switch self {
+        case .convolution(let s): return s.line
+        case .maxPool(let s): return s.line
+        case .upsample(let s): return s.line
+        case .route(let s): return s.line
+        case .shortcut(let s): return s.line
+        case .yolo(let s): return s.line
+        }
+    }
+
+    /// Section name as darknet writes it.
+    public var sectionName: String {
+        switch self {
+        case .convolution: return "convolutional"
+        case .maxPool: return "maxpool"
+        case .upsample: return "upsample"
+        case .route: return "route"
+        case .shortcut: return "shortcut"
+        case .yolo: return "yolo"
+        }
+    }
+}
+
+public struct ConvolutionSpec: Sendable, Equatable {
+    public var filters: Int
+    public var size: Int
+    public var stride: Int
+    /// Padding in cells on each side (darknet: `pad=1` means `size / 2`, else `padding`).
+    public var padding: Int
+    public var batchNormalize: Bool
+    public var activation: Activation
+    public var line: Int
+}
+
+public struct MaxPoolSpec: Sendable, Equatable {
+    public var size: Int
+    public var stride: Int
+    /// Total padding per axis (darknet default `size − 1`).
+    public var padding: Int
+    public var line: Int
+}
+
+public struct UpsampleSpec: Sendable, Equatable {
+    public var stride: Int
+    public var scale: Float
+    public var line: Int
+}
+
+public struct RouteSpec: Sendable, Equatable {
+    /// Absolute layer indices, in cfg order.
+    public var layers: [Int]
+    public var groups: Int
+    public var groupIndex: Int
+    public var line: Int
+}
+
+public struct ShortcutSpec: Sendable, Equatable {
+    /// Absolute index of the layer added to the previous one.
+    public var from: Int
+    public var activation: Activation
+    public var line: Int
+}
+
+public struct YOLOSpec: Sendable, Equatable {
+    /// Indices into `anchors` used by this head.
+    public var mask: [Int]
+    /// All anchors of the model as (width, height) pairs in input pixels, flattened: w0, h0, w1, h1, ...
+    public var anchors: [Float]
+    public var classes: Int
+    public var scaleXY: Float
+    public var line: Int
+
+    /// The anchor pairs.
+    public var anchorPairs: [(width: Float, height: Float)] {
+        stride(from: 0, to: anchors.count - 1, by: 2).map { (anchors[$0], anchors[$0 + 1]) }
+    }
+}

@@ -1,0 +1,94 @@
+/// A model instantiated for one input size: the layers with their shapes, ready to run.
+///
+/// Immutable and `Sendable`. Each thread that runs it needs its own `Workspace`, which holds every
+/// intermediate tensor; the forward pass itself allocates nothing.
+public struct Network: Sendable {
+    /// The network input: channels × height × width, float32 in [0, 1], RGB planes.
+    public let inputShape: Shape
+    public let layers: [any Layer]
+    /// Indices of the YOLO heads.
+    public let headIndices: [Int]
+    public let model: Model
+    /// Distinguishes networks so a `Workspace` can check it was made for this one.
+    let identity = UInt64.random(in: 1...UInt64.max)
+
+    /// Builds `model` for a `width × height` input (default: the cfg's own size).
+    ///
+    /// - Throws: `YOLOError.invalidConfig` when the layers' shapes do not fit at that size,
+    ///   `.invalidArgument` for a non-positive size.
+    public init(model: Model, width: Int? = nil, height: Int? = nil) throws {
+        let description = model.description
+        let width = width ?? description.inputShape.width
+        let height = height ?? description.inputShape.height
+        guard width > 0, height > 0 else {
+            throw YOLOError.invalidArgument("network input size must be positive, got \(width)x\(height)")
+        }
+        let geometry = try description.geometry(width: width, height: height)
+        var layers: [any Layer] = []
+        for (index, spec) in description.layers.enumerated() {
+            let g = geometry[index]
+            switch spec {
+            case .convolution(let s):
+                guard let parameters = model.convolutions[index] else {
+                    throw YOLOError.invalidConfig(path: description.path, line: s.line, message: "layer \(index) has no weights")
+                }
+                let expected = s.filters * g.inputShapes[0].channels * s.size * s.size
+                guard parameters.weights.count == expected, parameters.biases.count == s.filters else {
+                    throw YOLOError.invalidConfig(path: description.path, line: s.line,
+                        message: "layer \(index) [convolutional]: expects \(g.inputShapes[0].channels) input channels (\(expected) weights), the model holds \(parameters.weights.count)")
+                }
+                layers.append(Convolution(input: g.inputs[0], inputShape: g.inputShapes[0], filters: s.filters, size: s.size,
+                                          stride: s.stride, padding: s.padding, activation: s.activation,
+                                          weights: parameters.weights, biases: parameters.biases))
+            case .maxPool(let s):
+                layers.append(MaxPool(input: g.inputs[0], inputShape: g.inputShapes[0], size: s.size, stride: s.stride, padding: s.padding))
+            case .upsample(let s):
+                layers.append(Upsample(input: g.inputs[0], inputShape: g.inputShapes[0], stride: s.stride, scale: s.scale))
+            case .route(let s):
+                layers.append(Route(inputs: g.inputs, inputShapes: g.inputShapes, groups: s.groups, groupIndex: s.groupIndex))
+            case .shortcut(let s):
+                layers.append(Shortcut(previous: g.inputs[0], from: s.from, shape: g.outputShape, activation: s.activation))
+            case .yolo(let s):
+                layers.append(YOLOHead(input: g.inputs[0], shape: g.outputShape, anchors: s.anchorPairs, mask: s.mask,
+                                       classes: s.classes, scaleXY: s.scaleXY))
+            }
+        }
+        self.inputShape = Shape(channels: description.inputShape.channels, height: height, width: width)
+        self.layers = layers
+        self.headIndices = description.heads.map(\.index)
+        self.model = model
+    }
+
+    /// The YOLO head layers, in order.
+    public var heads: [YOLOHead] { headIndices.map { layers[$0] as! YOLOHead } }
+
+    /// Runs every layer on `input` (`inputShape.count` floats, CHW). Results stay in `workspace`;
+    /// read them with `workspace.output(of:)`. Allocates nothing.
+    public func forward(_ input: UnsafePointer<Float>, workspace: Workspace) {
+        precondition(workspace.isBuilt(for: self), "Network.forward: workspace was made for another network")
+        workspace.setInput(input)
+        for index in layers.indices {
+            layers[index].forward(workspace.io(for: index))
+        }
+    }
+
+    /// Runs the network on `input` and returns copies of the head outputs.
+    ///
+    /// - Throws: `YOLOError.invalidArgument` when the input shape differs from `inputShape`.
+    public func forward(_ input: Tensor, workspace: Workspace? = nil) throws -> [Tensor] {
+        try requireInput(input.shape)
+        let workspace = workspace ?? Workspace(for: self)
+        input.values.withUnsafeBufferPointer { forward($0.baseAddress!, workspace: workspace) }
+        return headIndices.map { workspace.tensor(of: $0) }
+    }
+
+    /// Checks that a tensor of `shape` can be this network's input.
+    public func requireInput(_ shape: Shape) throws {
+        guard shape == inputShape else {
+            let what = shape.channels != inputShape.channels
+                ? "the first convolution expects \(inputShape.channels) input channels, the input has \(shape.channels)"
+                : "the network is built for \(inputShape), the input is \(shape)"
+            throw YOLOError.invalidArgument("input does not match the network: \(what)")
+        }
+    }
+}

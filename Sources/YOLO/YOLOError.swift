@@ -1,0 +1,41 @@
+/// The one error type for user errors: bad files, bad formats, bad options.
+///
+/// Every case carries the file it is about (when there is one) and what was expected and found,
+/// so that `description` is a single line a command-line user can act on.
+/// Programmer errors (violated preconditions) are not reported through this type.
+public enum YOLOError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The file does not exist.
+    case fileNotFound(path: String)
+    /// The file exists but could not be read (permissions, a directory, an I/O error).
+    case unreadableFile(path: String, reason: String)
+    /// A darknet `.cfg` file is malformed or asks for something unsupported, at `line` (1-based).
+    case invalidConfig(path: String, line: Int, message: String)
+    /// A darknet `.weights` file holds a different number of floats than the cfg needs.
+    case weightCountMismatch(path: String, expected: Int, found: Int)
+    /// A weights, model or array file is malformed.
+    case invalidFile(path: String, message: String)
+    /// An image could not be decoded or is unacceptable (too large, empty).
+    case invalidImage(path: String, message: String)
+    /// A command-line option or API argument has an unacceptable value.
+    case invalidArgument(String)
+
+    public var description: String {
+        switch self {
+        case .fileNotFound(let path):
+            return "\(path): no such file"
+        case .unreadableFile(let path, let reason):
+            return "\(path): cannot read: \(reason)"
+        case .invalidConfig(let path, let line, let message):
+            return "\(path):\(line): \(message)"
+        case .weightCountMismatch(let path, let expected, let found):
+            let verdict = found < expected ? "too short" : "too long"
+            return "\(path): weights file is \(verdict): the cfg needs \(expected) floats after the header, the file holds \(found)"
+        case .invalidFile(let path, let message):
+            return "\(path): \(message)"
+        case .invalidImage(let path, let message):
+            return "\(path): \(message)"
+        case .invalidArgument(let message):
+            return message
+        }
+    }
+}

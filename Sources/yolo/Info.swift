@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import YOLO
+
+struct Info: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show a model's layers: type, filters, size/stride, shapes, BFLOPs and parameters.")
+
+    @Argument(help: "A darknet .cfg file (default: the fetched yolov3-tiny.cfg).")
+    var model: String?
+
+    @Option(help: "Darknet .weights file; when given, the weights are loaded and checked against the cfg.")
+    var weights: String?
+
+    @Option(help: "Network input size WxH (default: the cfg's).")
+    var size: String?
+
+    func run() throws {
+        try reportingErrors {
+            let cfg = model ?? Defaults.cfg
+            let description = try ModelDescription(cfgPath: cfg)
+            let (width, height) = try parseSize(size) ?? (description.inputShape.width, description.inputShape.height)
+            let geometry = try description.geometry(width: width, height: height)
+            if let weights {
+                _ = try DarknetWeights.load(weights, for: description)
+            }
+            print(LayerTable(description: description, geometry: geometry).render())
+        }
+    }
+}
+
+/// Parses `WxH` (e.g. `416x256`).
+func parseSize(_ text: String?) throws -> (Int, Int)? {
+    guard let text else { return nil }
+    let parts = text.lowercased().split(separator: "x")
+    guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
+        throw YOLOError.invalidArgument("--size must be WxH with positive integers, e.g. 416x416; got '\(text)'")
+    }
+    return (w, h)
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages SwiftYOLO needs, only those that are missing.
+# Uses sudo only when not running as root. Safe to run again: does nothing when all are present.
+set -euo pipefail
+packages=(libopenblas-dev libjpeg62-turbo-dev libpng-dev pkg-config python3-pip)
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+# python3-pip is only needed when python3 has no pip of its own (e.g. a pyenv python already has one).
+if python3 -m pip --version >/dev/null 2>&1; then
+  missing=("${missing[@]/python3-pip}")
+fi
+read -r -a missing <<<"${missing[*]:-}"
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then sudo=(sudo); fi
+echo "install-deps: apt-get install ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null

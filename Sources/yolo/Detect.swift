@@ -110,8 +110,11 @@ struct Detect: ParsableCommand {
         let detector = try Detector(model: model.load())
         _ = try detector.allowedClasses(options.classes)  // bad class names fail before any image is read
         if let save { try ImageFiles.makeFolder(save) }
-        let files = try ImageFiles.collect(paths)
         var failures = 0
+        let files = ImageFiles.collect(paths) { error in
+            failures += 1
+            printError("yolo: error: \(error)")
+        }
         var reports: [String] = []
         var saved = SavedNames()
         for file in files {
@@ -139,7 +142,7 @@ struct Detect: ParsableCommand {
             print("[\n" + reports.map { $0.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") }.joined(separator: ",\n") + "\n]")
         }
         if failures > 0 {
-            printError("yolo: \(failures) of \(files.count) file(s) could not be processed")
+            printError("yolo: \(failures) input(s) failed")
             throw ExitCode.failure
         }
     }

@@ -121,6 +121,7 @@ struct Detect: ParsableCommand {
             do {
                 let start = ContinuousClock.now
                 let image = try Image(contentsOf: file)
+                for warning in image.decodeWarnings { printError("yolo: warning: \(file): \(warning)") }
                 let detections = try detector.detect(image, options: options)
                 let elapsed = ContinuousClock.now - start
                 let report = DetectionReport(path: file, image: image, detections: detections, elapsed: elapsed)

@@ -125,6 +125,23 @@ struct ImageDecodingTests {
         #expect(Array(truncated.pixels.prefix(128 * 16 * 3)) == Array(clean.pixels.prefix(128 * 16 * 3)))
     }
 
+    @Test("CMYK: Adobe files store inverted samples; without the APP14 marker samples are ink")
+    func cmykInterpretation() throws {
+        // Hand cases: no ink is white, full ink is black, either way the file stores it.
+        #expect(JPEGDecoder.cmykToRGB([255, 255, 255, 255], inverted: true) == [255, 255, 255])
+        #expect(JPEGDecoder.cmykToRGB([0, 0, 0, 0], inverted: false) == [255, 255, 255])
+        #expect(JPEGDecoder.cmykToRGB([255, 255, 255, 255], inverted: false) == [0, 0, 0])
+        #expect(JPEGDecoder.cmykToRGB([0, 255, 255, 255], inverted: true) == [1, 255, 255])  // OpenCV's rounding
+        // The fixture without its APP14 segment decodes as the other interpretation.
+        var bytes = [UInt8](try Data(contentsOf: Support.fixtures.appendingPathComponent("jpeg_cmyk_adobe.jpg")))
+        let adobe = try Image(data: Data(bytes))
+        let at = try #require((2..<(bytes.count - 9)).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xEE })
+        let length = Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
+        bytes.removeSubrange(at..<(at + 2 + length))
+        let plain = try Image(data: Data(bytes))
+        #expect(Support.difference(plain, adobe).mean > 50)
+    }
+
     /// Every prefix and many corrupted copies of small JPEG and PNG files: decoding must end in
     /// an image (JPEG: with a warning when cut inside the entropy data) or a YOLOError, never a crash.
     @Test("Truncated and corrupted files never crash", arguments: ["jpeg_128x96.jpg", "jpeg_progressive.jpg",

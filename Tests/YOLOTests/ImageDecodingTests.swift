@@ -84,6 +84,11 @@ struct ImageDecodingTests {
             let failure = Self.check(Support.edge.appendingPathComponent(name).path, expected)
             #expect(failure == nil, "\(failure ?? "")")
         }
+        // The truncated JPEGs decode partially, and say so.
+        for name in ["derived/truncated_60pct.jpg", "real/pillow_truncated_jpeg.jpg"] {
+            let image = try Image(contentsOf: Support.edge.appendingPathComponent(name).path)
+            #expect(image.decodeWarnings == ["Premature end of JPEG file"])
+        }
     }
 
     // MARK: Errors and warnings

@@ -3,10 +3,13 @@
 extension Image {
     /// An RGB colour for drawing.
     public struct Color: Sendable, Hashable {
+        /// Red, green and blue levels, 0...255 (sRGB-encoded, like the image's pixels).
         public var r: UInt8, g: UInt8, b: UInt8
         /// A colour from its red, green and blue levels (0...255).
         public init(r: UInt8, g: UInt8, b: UInt8) { self.r = r; self.g = g; self.b = b }
+        /// (0, 0, 0).
         public static let black = Color(r: 0, g: 0, b: 0)
+        /// (255, 255, 255).
         public static let white = Color(r: 255, g: 255, b: 255)
         /// Black or white, whichever reads better on this colour (by Rec. 601 luma).
         public var contrasting: Color {

@@ -5,7 +5,10 @@ import Foundation
 extension Image {
     /// The file formats `Image` decodes, recognised by their first bytes (never by file name).
     public enum FileFormat: String, Sendable {
-        case jpeg, png
+        /// JPEG: starts with FF D8 FF.
+        case jpeg
+        /// PNG: starts with the 8-byte PNG signature.
+        case png
 
         /// The format whose signature `bytes` start with, or `nil`.
         public static func detect(_ bytes: UnsafeRawBufferPointer) -> FileFormat? {

@@ -7,8 +7,12 @@
 /// full-resolution original (`sourceWidth` x `sourceHeight`, larger than `width` x `height` only
 /// when a JPEG was decoded at a reduced DCT scale), the EXIF orientation found, and any warnings
 /// (for example a truncated JPEG whose missing rows were filled in by the decoder).
+///
+/// Equality compares size, pixels and the decoder's metadata.
 public struct Image: Sendable, Equatable {
+    /// Width in pixels.
     public let width: Int
+    /// Height in pixels.
     public let height: Int
     /// `width * height * 3` bytes.
     public var pixels: [UInt8]

@@ -31,6 +31,9 @@ enum JPEGDecoder {
             }
             warnings.append(message(handle))
         }
+        guard width > 0, height > 0 else {
+            throw YOLOError.invalidImage(path: name, message: "invalid JPEG: no frame header giving the image size")
+        }
         let fullW = Int(width), fullH = Int(height)
         try ImageLimits.check(width: fullW, height: fullH, options: options, name: name)
         let orientation = markers.orientation

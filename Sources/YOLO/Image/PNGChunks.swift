@@ -36,7 +36,10 @@ struct PNGChunks {
         }
     }
 
-    /// The stream with the colour-management chunks removed (the same bytes when there are none).
+    /// Whether the stream has colour-management chunks to remove.
+    var hasColorManagement: Bool { !dropped.isEmpty }
+
+    /// The stream with the colour-management chunks removed.
     func withoutColorManagement() -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(bytes.count)

@@ -18,6 +18,7 @@ enum PNGDecoder {
             throw YOLOError.invalidImage(path: name, message: "invalid PNG: missing or damaged IHDR header")
         }
         try ImageLimits.check(width: header.width, height: header.height, options: options, name: name)
+        guard chunks.hasColorManagement else { return try read(bytes, header: header, name: name) }
         let stream = chunks.withoutColorManagement()
         return try stream.withUnsafeBytes { try read($0, header: header, name: name) }
     }

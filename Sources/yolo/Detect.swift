@@ -108,7 +108,7 @@ struct Detect: ParsableCommand {
         let options = try detectionOptions()
         if let threads { BLAS.threads = threads }
         let detector = try Detector(model: model.load())
-        _ = try detector.allowedClasses(options.classes)  // bad class names fail before any image is read
+        try detector.validate(options)  // bad options fail before any image is read
         if let save { try ImageFiles.makeFolder(save) }
         var failures = 0
         let files = ImageFiles.collect(paths) { error in
@@ -131,7 +131,7 @@ struct Detect: ParsableCommand {
                 case .json: reports.append(report.json(pretty: true))
                 }
                 if let save {
-                    try Annotation.draw(detections, on: image, labels: detector.model.description.classCount)
+                    try image.annotated(with: detections, classCount: detector.model.description.classCount)
                         .write(to: saved.path(for: file, in: save))
                 }
             } catch let error as YOLOError {

@@ -117,6 +117,6 @@ struct ImageDrawingTests {
     func scales() {
         #expect(Self.blank(300, 200).annotationScale == (1, 1))
         #expect(Self.blank(640, 480).annotationScale == (2, 2))
-        #expect(Self.blank(4000, 3000).annotationScale == (9, 9))
+        #expect(Self.blank(4000, 3000).annotationScale == (10, 10))
     }
 }

@@ -84,9 +84,9 @@ extension Image {
     // MARK: Labelled boxes
 
     /// Line thickness and text scale that stay readable at this image's size: 1 and 1 up to
-    /// about 320 pixels on the short side, then growing with it (2 and 2 at 640x480).
+    /// 300 pixels on the short side, then one more per 300 pixels (2 and 2 at 600x400 and 640x480).
     public var annotationScale: (thickness: Int, textScale: Int) {
-        let s = max(1, Int((Double(min(width, height)) / 320).rounded()))
+        let s = max(1, Int((Double(min(width, height)) / 300).rounded(.up)))
         return (s, s)
     }
 

@@ -36,13 +36,14 @@ def dump(path, obj):
 
 def evaluate(annotations_path, results_path):
     """pycocotools bbox evaluation; returns the 12 stats and per-category (AP, AP50)."""
-    quiet = io.StringIO()
+    quiet, printed = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(quiet):
         gt = COCO(annotations_path)
         dt = gt.loadRes(results_path)
         ev = COCOeval(gt, dt, 'bbox')
         ev.evaluate()
         ev.accumulate()
+    with contextlib.redirect_stdout(printed):
         ev.summarize()
     precision = ev.eval['precision']  # [T, R, K, A, M]
     per_class = {}
@@ -52,7 +53,7 @@ def evaluate(annotations_path, results_path):
         ap = float(np.mean(s[s > -1])) if np.any(s > -1) else -1.0
         ap50 = float(np.mean(s50[s50 > -1])) if np.any(s50 > -1) else -1.0
         per_class[str(cat)] = {'ap': ap, 'ap50': ap50}
-    return {'stats': [float(x) for x in ev.stats], 'perClass': per_class}
+    return {'stats': [float(x) for x in ev.stats], 'perClass': per_class, 'summary': printed.getvalue()}
 
 
 def write_case(name, images, annotations, categories, results, note):

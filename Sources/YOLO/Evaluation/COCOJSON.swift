@@ -13,7 +13,7 @@ enum COCOJSON {
         do {
             return try JSONDecoder().decode(type, from: data)
         } catch let error as DecodingError {
-            throw describe(error, path: path)
+            throw describe(error, path: path, data: data)
         }
     }
 
@@ -32,7 +32,7 @@ enum COCOJSON {
 
     // MARK: Error mapping
 
-    private static func describe(_ error: DecodingError, path: String) -> YOLOError {
+    private static func describe(_ error: DecodingError, path: String, data: Data) -> YOLOError {
         switch error {
         case .keyNotFound(let key, let context):
             return .invalidJSON(path: path, location: location(context.codingPath), message: "missing key '\(key.stringValue)'")
@@ -41,9 +41,15 @@ enum COCOJSON {
         case .valueNotFound(let type, let context):
             return .invalidJSON(path: path, location: location(context.codingPath), message: "null where \(typeName(type)) was expected")
         case .dataCorrupted(let context):
-            var message = context.codingPath.isEmpty ? "not valid JSON" : context.debugDescription
-            if let underlying = context.underlyingError {
-                message += ": \((underlying as NSError).userInfo[NSDebugDescriptionErrorKey] ?? "\(underlying)")"
+            var message = context.debugDescription
+            if context.codingPath.isEmpty {
+                // JSONDecoder says only "not valid JSON"; JSONSerialization says where.
+                message = "not valid JSON"
+                do {
+                    _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+                } catch {
+                    if let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String { message += ": " + detail }
+                }
             }
             return .invalidJSON(path: path, location: location(context.codingPath), message: message)
         @unknown default:

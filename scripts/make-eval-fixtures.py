@@ -214,8 +214,16 @@ def random_case(name, seed, n_images, n_cats):
 def main():
     os.makedirs(OUT, exist_ok=True)
     p = COCOeval(iouType='bbox').params
+    # numpy.mean sums pairwise; a plain left-to-right sum of these values ends in different bits.
+    values = np.array([i / 7.0 + 1e-3 for i in range(1003)])
+    naive = 0.0
+    for v in values:
+        naive += v
     dump(os.path.join(OUT, 'params.json'), {'iouThrs': [float(x) for x in p.iouThrs],
-                                            'recThrs': [float(x) for x in p.recThrs]})
+                                            'recThrs': [float(x) for x in p.recThrs],
+                                            'meanCheck': {'values': 'i / 7.0 + 1e-3 for i in 0..<1003',
+                                                          'numpyMean': float(np.mean(values)),
+                                                          'plainMean': naive / len(values)}})
     crowd_case()
     duplicates_case()
     empty_images_case()

@@ -31,14 +31,6 @@ import Testing
         }
     }
 
-    @Test func thresholdsAreNumpyLinspace() throws {
-        struct Params: Decodable { var iouThrs: [Double]; var recThrs: [Double] }
-        let params = try JSONDecoder().decode(Params.self, from: Data(contentsOf: URL(fileURLWithPath: EvalFixtures.folder + "/params.json")))
-        let ours = COCOEvaluationParameters()
-        #expect(ours.iouThresholds == params.iouThrs)
-        #expect(ours.recallThresholds == params.recThrs)
-    }
-
     @Test func resultsForUnknownImagesAndCategoriesAreSkippedAndCounted() throws {
         let annotations = try COCOAnnotations(contentsOf: EvalFixtures.folder + "/duplicates.annotations.json")
         let results = try COCOResults.load(EvalFixtures.folder + "/duplicates.results.json")

@@ -39,7 +39,7 @@ public struct COCOSummary: Sendable, Equatable {
         }.joined(separator: "\n")
     }
 
-    /// A JSON object `{"AP": ..., "AP50": ..., ..., "stats": [12 numbers]}` in shortest round-trip form.
+    /// The 12 figures with short names for JSON output: AP, AP50, AP75, APs, APm, APl, AR1, AR10, AR100, ARs, ARm, ARl.
     public var jsonFields: [(String, Double)] {
         zip(["AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm", "ARl"], values).map { ($0, $1) }
     }

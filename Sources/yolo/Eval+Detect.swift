@@ -25,7 +25,8 @@ extension Eval {
     // MARK: Model run
 
     /// Runs the detector over every image of `truth` (file order), like darknet's `valid`: one result per
-    /// (box, class) above `--conf`, the box clamped to the image, `[x, y, w, h]` in pixels.
+    /// (box, class) above `--conf`, the box clamped to the image, `[x, y, w, h]` in pixels rounded to 1e-4 px
+    /// (as the reference tool writes them).
     func detectAll(truth: COCOAnnotations) throws -> RunOutcome {
         let loaded = try model.load()
         let detector = try Detector(model: loaded)
@@ -38,6 +39,11 @@ extension Eval {
         let progress = ProgressReporter(total: list.count, label: "images")
         let interrupt = InterruptFlag(message: "yolo: stopping after the current image (Ctrl-C again to quit now)")
         defer { interrupt.stop() }
+        // A warning ends the progress bar's line first, so the two do not share a line.
+        func note(_ message: String) {
+            progress.finish()
+            printError("yolo: warning: " + message)
+        }
         let start = ContinuousClock.now
         for (index, entry) in list.enumerated() {
             if interrupt.isRaised {
@@ -46,7 +52,11 @@ extension Eval {
             }
             let path = (images! as NSString).appendingPathComponent(entry.fileName)
             do {
-                let image = try Self.loadImage(path)
+                let image = try Image(contentsOf: path, options: ImageDecodingOptions(applyOrientation: exif == .apply))
+                for warning in image.decodeWarnings { note("image \(entry.id): \(path): \(warning)") }
+                if let width = entry.width, let height = entry.height, (width, height) != (image.width, image.height) {
+                    note("image \(entry.id): \(path) is \(image.width)x\(image.height), the annotations say \(width)x\(height)")
+                }
                 for detection in try detector.detect(image, options: options) {
                     let pixels = detection.pixelRect(width: image.width, height: image.height)
                     for label in detection.labels {
@@ -54,16 +64,17 @@ extension Eval {
                             outcome.unmapped += 1
                             continue
                         }
-                        outcome.results.append(COCOResult(
+                        var result = COCOResult(
                             imageID: entry.id, categoryID: category, score: Self.decimalScore(label.confidence),
                             left: pixels.minX, top: pixels.minY, right: pixels.maxX, bottom: pixels.maxY,
-                            imageWidth: image.width, imageHeight: image.height))
+                            imageWidth: image.width, imageHeight: image.height)
+                        result.bbox = result.bbox.rounded(decimals: 4)  // what is scored is what the file holds
+                        outcome.results.append(result)
                     }
                 }
                 outcome.covered.insert(entry.id)
             } catch let error as YOLOError {
-                progress.finish()
-                printError("yolo: warning: image \(entry.id) skipped: \(error)")
+                note("image \(entry.id) skipped: \(error)")
                 outcome.failed += 1
             }
             progress.update(done: index + 1)
@@ -101,13 +112,5 @@ extension Eval {
     /// 0.007898000068962574), so results files stay short; the order of scores is unchanged.
     static func decimalScore(_ confidence: Float) -> Double {
         Double("\(confidence)") ?? Double(confidence)
-    }
-
-    // MARK: Images
-
-    /// Decodes an image file into upright RGB pixels.
-    // TODO(lead): replace with `try Image(contentsOf: path)` once the image decoders are on main.
-    static func loadImage(_ path: String) throws -> Image {
-        throw YOLOError.invalidImage(path: path, message: "image decoding is not on this branch yet")
     }
 }

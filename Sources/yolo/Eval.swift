@@ -12,7 +12,8 @@ struct Eval: ParsableCommand {
             Or run the model over every image of the annotation file first (results kept with --results OUT.json):
               yolo eval --images DIR --annotations instances.json [--cfg --weights --names] [--conf 0.005] ...
             Results for images not in the annotations are skipped and counted. Ctrl-C during a run stops after \
-            the current image, writes the partial results and scores the images covered (exit status 130).
+            the current image, writes the partial results and scores the images covered (exit status 130). \
+            Images that cannot be read are reported, left out of the figures, and make the exit status 1.
             """)
 
     @Option(help: "COCO instances annotation file (images, annotations, categories).")
@@ -33,7 +34,10 @@ struct Eval: ParsableCommand {
     var iou: Float = 0.45
 
     @Option(help: "How an image fits the network input: fit (letterbox, darknet's), fill (stretch), crop (centre crop).")
-    var scale: Scale = .fit
+    var scale: Detect.ScaleOption = .fit
+
+    @Option(help: "EXIF orientation: ignore (darknet's valid and COCO's boxes use the stored pixel grid) or apply.")
+    var exif: Exif = .ignore
 
     @Option(help: "Network input size WxH (multiples of 32; default: the cfg's).")
     var size: String?
@@ -53,15 +57,8 @@ struct Eval: ParsableCommand {
 
     // MARK: Option types
 
-    enum Scale: String, ExpressibleByArgument, CaseIterable {
-        case fit, fill, crop
-        var scaling: DetectionOptions.Scaling {
-            switch self {
-            case .fit: return .scaleFit
-            case .fill: return .scaleFill
-            case .crop: return .centerCrop
-            }
-        }
+    enum Exif: String, ExpressibleByArgument, CaseIterable {
+        case ignore, apply
     }
 
     enum CategoryMapChoice: String, ExpressibleByArgument, CaseIterable {
@@ -77,8 +74,8 @@ struct Eval: ParsableCommand {
     func validate() throws {
         if images == nil {
             guard results != nil else { throw ValidationError("give --results FILE to score, or --images DIR to run the model") }
-            if model.cfg != nil || model.weights != nil || model.names != nil || limit != nil || size != nil {
-                throw ValidationError("--cfg, --weights, --names, --size and --limit need --images (a model run)")
+            if model.cfg != nil || model.weights != nil || model.names != nil || limit != nil || size != nil || exif != .ignore {
+                throw ValidationError("--cfg, --weights, --names, --size, --exif and --limit need --images (a model run)")
             }
         }
         guard conf >= 0, conf < 1 else { throw ValidationError("--conf must be in [0, 1), got \(conf)") }
@@ -102,5 +99,6 @@ struct Eval: ParsableCommand {
         for warning in report.warnings { printError("yolo: warning: \(warning)") }
         print(format == .json ? report.json(perClass: perClass) : report.text(perClass: perClass))
         if report.run?.interrupted == true { throw ExitCode(130) }
+        if let run = report.run, run.failed > 0 { throw ExitCode.failure }  // like `yolo detect`: scripts notice
     }
 }

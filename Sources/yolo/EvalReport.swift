@@ -51,7 +51,7 @@ struct EvalReport {
     }
 
     private var coverage: String {
-        var text = "\(evaluation.imageCount) images, \(truth.annotations.count) objects in \(truth.categories.count) categories; "
+        var text = "\(evaluation.imageCount) images, \(evaluation.objectCount) objects, \(truth.categories.count) categories; "
             + "\(evaluation.resultCounts.evaluated) of \(resultCount) results scored"
         if let run {
             text += String(format: "; model run: %d of %d images in %.1f s", run.covered.count, run.planned, run.seconds)
@@ -79,6 +79,7 @@ struct EvalReport {
     func json(perClass: Bool) -> String {
         var fields: [String] = []
         fields.append("\"images\": \(evaluation.imageCount)")
+        fields.append("\"objects\": \(evaluation.objectCount)")
         fields.append("\"results\": \(resultCount)")
         let counts = evaluation.resultCounts
         fields.append("\"resultsScored\": \(counts.evaluated)")

@@ -42,7 +42,10 @@ final class ProgressReporter {
 
     /// Ends the bar (a newline on a terminal).
     func finish() {
-        if interactive && lastDraw != nil { write("\n") }
+        if interactive && lastDraw != nil {
+            write("\n")
+            lastDraw = nil
+        }
     }
 
     // MARK: Formatting

@@ -19,4 +19,9 @@ import Testing
         #expect(COCOBox.overlap(detection: COCOBox(x: 10, y: 0, width: 5, height: 5), groundTruth: truth, crowd: false) == 0)
         #expect(COCOBox.overlap(detection: COCOBox(x: 1, y: 1, width: 0, height: 0), groundTruth: truth, crowd: true) == 0)
     }
+
+    @Test func roundingKeepsFourDecimals() {
+        let box = COCOBox(x: 267.85289764404297, y: 249.28009033203122, width: 32.96260595321655, height: 0.00004)
+        #expect(box.rounded(decimals: 4) == COCOBox(x: 267.8529, y: 249.2801, width: 32.9626, height: 0))
+    }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A COCO box: `[x, y, width, height]` in pixels, top-left origin, as in COCO annotation and result files.
 public struct COCOBox: Sendable, Equatable, Hashable {
     /// Left edge, pixels.
@@ -19,6 +21,14 @@ public struct COCOBox: Sendable, Equatable, Hashable {
 
     /// `width * height`, square pixels (what pycocotools' `loadRes` stores as a result's `area`).
     public var area: Double { width * height }
+
+    /// The box with each number rounded to `decimals` decimal places (results files need no more than
+    /// 1e-4 px; a Float-derived value printed in full has ~10 meaningless digits).
+    public func rounded(decimals: Int) -> COCOBox {
+        let scale = pow(10, Double(decimals))
+        func round(_ value: Double) -> Double { (value * scale).rounded() / scale }
+        return COCOBox(x: round(x), y: round(y), width: round(width), height: round(height))
+    }
 
     /// The four numbers in COCO order `[x, y, width, height]`.
     public var array: [Double] { [x, y, width, height] }

@@ -34,6 +34,8 @@ public struct COCOEvaluation: Sendable {
     public let categories: [CategoryScore]
     /// Images evaluated.
     public let imageCount: Int
+    /// Ground-truth objects in those images (crowd regions included).
+    public let objectCount: Int
     /// How many results were used or skipped, and why.
     public let resultCounts: ResultCounts
     /// The accumulated tables (kept for tests and finer reports).
@@ -42,9 +44,10 @@ public struct COCOEvaluation: Sendable {
     // MARK: Summarizing
 
     init(tables: COCOTables, parameters p: COCOEvaluationParameters,
-         categories: [(id: Int, name: String, groundTruth: Int, detections: Int)], imageCount: Int, resultCounts: ResultCounts) {
+         categories: [(id: Int, name: String, groundTruth: Int, detections: Int)], imageCount: Int, objectCount: Int, resultCounts: ResultCounts) {
         self.tables = tables
         self.imageCount = imageCount
+        self.objectCount = objectCount
         self.resultCounts = resultCounts
         let all = p.areaRanges.firstIndex { $0.label == "all" }!
         let most = p.maxDetections.count - 1

@@ -76,7 +76,7 @@ public struct COCOEvaluator: Sendable {
         return COCOEvaluation(tables: tables, parameters: parameters, categories: categories.map { id in
             (id: id, name: annotations.category(id: id)?.name ?? "\(id)",
              groundTruth: groundTruthCounts[id] ?? 0, detections: detectionCounts[id] ?? 0)
-        }, imageCount: images.count, resultCounts: counts)
+        }, imageCount: images.count, objectCount: groundTruth.values.reduce(0) { $0 + $1.count }, resultCounts: counts)
     }
 
     // MARK: One image and category

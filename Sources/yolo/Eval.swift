@@ -8,9 +8,9 @@ struct Eval: ParsableCommand {
         abstract: "Score detections against COCO annotations: the 12 mAP/mAR figures, computed as pycocotools does.",
         discussion: """
             Score an existing COCO results file:
-              yolo eval --annotations instances.json --results results.json [--per-class]
-            Or run the model over every image of the annotation file first (results kept with --results OUT.json):
-              yolo eval --images DIR --annotations instances.json [--cfg --weights --names] [--conf 0.005] ...
+              yolo eval --annotations instances.json --results results.json
+            Or run the model over every image of the annotation file first:
+              yolo eval --images DIR --annotations instances.json --results OUT.json
             Results for images not in the annotations are skipped and counted. Ctrl-C during a run stops after \
             the current image, writes the partial results and scores the images covered (exit status 130). \
             Images that cannot be read are reported, left out of the figures, and make the exit status 1.

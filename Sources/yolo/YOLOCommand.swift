@@ -7,7 +7,7 @@ struct YOLOCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "yolo",
         abstract: "Tiny YOLOv3 object detection on the CPU, in Swift.",
-        subcommands: [Info.self, Forward.self])
+        subcommands: [Info.self, Forward.self, Bench.self])
 }
 
 /// Options naming a darknet model; every command that loads a model takes them.

@@ -20,6 +20,20 @@ public enum Im2col {
         }
     }
 
+    /// Writes only rows `rows` (of `C·size·size`) of the column matrix; lets workers share the unfolding.
+    public static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
+                              outputHeight: Int, outputWidth: Int, rows: Range<Int>,
+                              into columns: UnsafeMutablePointer<Float>) {
+        let plane = outputHeight * outputWidth
+        let taps = size * size
+        for r in rows {
+            let (c, tap) = r.quotientAndRemainder(dividingBy: taps)
+            unfoldRow(input + c * shape.height * shape.width, height: shape.height, width: shape.width,
+                      kx: tap % size, ky: tap / size, stride: stride, padding: padding,
+                      outputHeight: outputHeight, outputWidth: outputWidth, into: columns + r * plane)
+        }
+    }
+
     /// One row of the column matrix: every output position's tap (ky, kx) of one channel.
     @inline(__always)
     static func unfoldRow(_ channel: UnsafePointer<Float>, height: Int, width: Int, kx: Int, ky: Int, stride: Int,

@@ -6,6 +6,9 @@ public struct LayerIO {
     public var output: UnsafeMutablePointer<Float>
     /// Scratch memory of `scratchCount` floats, shared by all layers (contents undefined on entry).
     public var scratch: UnsafeMutablePointer<Float>
+    /// Worker threads the layer may use (`Parallel`); at least 1. OpenBLAS runs single-threaded
+    /// inside each worker, so a layer that calls BLAS splits its product itself.
+    public var threads: Int = 1
 
     /// The first (for most layers, the only) input.
     @inlinable public var input: UnsafePointer<Float> { inputs[0] }

@@ -35,24 +35,45 @@ public struct MaxPool: Layer {
     public var algorithm: String { "direct" }
 
     public func forward(_ io: LayerIO) {
+        let (input, output) = (io.input, io.output)
+        Parallel.forRanges(inputShape.channels, threads: io.threads) { channels in
+            for c in channels { pool(channel: c, input: input, output: output) }
+        }
+    }
+
+    /// Pools one channel plane.
+    func pool(channel c: Int, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>) {
         let (height, width) = (inputShape.height, inputShape.width)
         let (outH, outW) = (outputShape.height, outputShape.width)
-        for c in 0..<inputShape.channels {
-            let source = io.input + c * height * width
-            let destination = io.output + c * outH * outW
-            for oy in 0..<outH {
-                let y0 = max(oy * stride + offset, 0)
-                let y1 = min(oy * stride + offset + size, height)
-                for ox in 0..<outW {
-                    let x0 = max(ox * stride + offset, 0)
-                    let x1 = min(ox * stride + offset + size, width)
-                    var best = -Float.greatestFiniteMagnitude
-                    for y in y0..<y1 {
-                        let row = source + y * width
-                        for x in x0..<x1 where row[x] > best { best = row[x] }
-                    }
-                    destination[oy * outW + ox] = best
+        let source = input + c * height * width
+        let destination = output + c * outH * outW
+        // 2×2 windows at stride 2 with no left/top offset: rows and columns whose window lies fully
+        // inside take a branch-free path; the rest (bottom/right edge) take the general one below.
+        let fast = size == 2 && stride == 2 && offset == 0
+        let fullRows = fast ? min(outH, height / 2) : 0
+        let fullColumns = fast ? min(outW, width / 2) : 0
+        for oy in 0..<outH {
+            let y0 = max(oy * stride + offset, 0)
+            let y1 = min(oy * stride + offset + size, height)
+            var startX = 0
+            if oy < fullRows {
+                let top = source + 2 * oy * width
+                let bottom = top + width
+                let row = destination + oy * outW
+                for ox in 0..<fullColumns {
+                    row[ox] = max(max(top[2 * ox], top[2 * ox + 1]), max(bottom[2 * ox], bottom[2 * ox + 1]))
                 }
+                startX = fullColumns
+            }
+            for ox in startX..<outW {
+                let x0 = max(ox * stride + offset, 0)
+                let x1 = min(ox * stride + offset + size, width)
+                var best = -Float.greatestFiniteMagnitude
+                for y in y0..<y1 {
+                    let row = source + y * width
+                    for x in x0..<x1 where row[x] > best { best = row[x] }
+                }
+                destination[oy * outW + ox] = best
             }
         }
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Per-caller memory for running a `Network`: every layer's output, the shared scratch buffer and
 /// the input-pointer table, carved out of one allocation made at init.
 ///
@@ -17,9 +19,18 @@ public final class Workspace {
     private let pointerTable: UnsafeMutablePointer<UnsafePointer<Float>>
     private let networkIdentity: UInt64
     private var input: UnsafePointer<Float>?
+    /// Worker threads each layer may use during `Network.forward` (at least 1).
+    public var threads: Int {
+        didSet { threads = max(1, threads) }
+    }
 
     /// Allocates memory for every layer of `network`.
-    public init(for network: Network) {
+    ///
+    /// - Parameter threads: worker threads per layer; default: the machine's active processor count.
+    ///   The engine does its own threading, so this sets OpenBLAS (process-wide) to one thread.
+    public init(for network: Network, threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        self.threads = max(1, threads)
+        if BLAS.threads != 1 { BLAS.threads = 1 }
         var offsets: [Int] = []
         var total = 0
         for layer in network.layers {
@@ -73,7 +84,7 @@ public final class Workspace {
 
     func io(for layer: Int) -> LayerIO {
         LayerIO(inputs: UnsafeBufferPointer(start: pointerTable + tableStarts[layer], count: inputIndices[layer].count),
-                output: arena + offsets[layer], scratch: scratch)
+                output: arena + offsets[layer], scratch: scratch, threads: threads)
     }
 
     /// The output of `layer` from the last forward pass (valid until the next pass).

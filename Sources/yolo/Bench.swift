@@ -100,13 +100,14 @@ struct Bench: ParsableCommand {
         var layerResults: [BenchReport.Layer]?
         if layers || svg != nil {
             let flops = network.layerFlops
-            let medians = layerSamples.map { TimingSummary($0).median }
+            let summaries = layerSamples.map { TimingSummary($0) }
+            let medians = summaries.map(\.median)
             let sum = medians.reduce(0, +)
             layerResults = network.layers.indices.map { i in
                 let layer = network.layers[i]
                 return BenchReport.Layer(
                     index: i, type: Bench.typeName(layer), output: layer.outputShape.description,
-                    ms: medians[i], percent: sum > 0 ? 100 * medians[i] / sum : 0,
+                    ms: medians[i], minMs: summaries[i].min, percent: sum > 0 ? 100 * medians[i] / sum : 0,
                     gflops: medians[i] > 0 ? flops[i] / (medians[i] * 1e6) : 0, algorithm: layer.algorithm)
             }
         }

@@ -32,6 +32,8 @@ struct BenchReport: Encodable {
         var output: String
         /// Median over the timed runs, milliseconds.
         var ms: Double
+        /// Fastest timed run, milliseconds (least disturbed by other processes).
+        var minMs: Double
         /// Share of the sum of layer medians.
         var percent: Double
         var gflops: Double
@@ -91,22 +93,23 @@ struct BenchReport: Encodable {
         for r in results {
             guard let layers = r.layers else { continue }
             out += "\nper layer, \(r.threads) thread(s) (medians of \(r.summary.runs) timed passes):\n"
-            out += "layer  type      output         ms      %   GFLOP/s  algorithm\n"
+            out += "layer  type      output          median ms  min ms      %   GFLOP/s  algorithm\n"
             for l in layers {
-                out += String(format: "%5d  %-8@ %-12@ %7.3f %6.1f %9.1f  %@\n", l.index, l.type as NSString,
-                              l.output as NSString, l.ms, l.percent, l.gflops, l.algorithm as NSString)
+                out += String(format: "%5d  %-9@ %-13@ %9.3f %7.3f %6.1f %9.1f  %@\n", l.index, l.type as NSString,
+                              l.output as NSString, l.ms, l.minMs, l.percent, l.gflops, l.algorithm as NSString)
             }
-            out += String(format: "       sum of layers  %12.3f ms\n", layers.reduce(0) { $0 + $1.ms })
+            out += String(format: "       sum of layers %19.3f %7.3f ms\n", layers.reduce(0) { $0 + $1.ms },
+                          layers.reduce(0) { $0 + $1.minMs })
         }
         return out
     }
 
     func csv() -> String {
         if results.contains(where: { $0.layers != nil }) {
-            var out = "threads,layer,type,output,ms,percent,gflops,algorithm\n"
+            var out = "threads,layer,type,output,ms,min_ms,percent,gflops,algorithm\n"
             for r in results {
                 for l in r.layers ?? [] {
-                    out += "\(r.threads),\(l.index),\(l.type),\(l.output),\(l.ms),\(l.percent),\(l.gflops),\(l.algorithm)\n"
+                    out += "\(r.threads),\(l.index),\(l.type),\(l.output),\(l.ms),\(l.minMs),\(l.percent),\(l.gflops),\(l.algorithm)\n"
                 }
             }
             return out

@@ -21,12 +21,17 @@ public struct WinogradPlan: Sendable {
     public let filters: Int
     /// `U[ξ][filter][channel]`, α² matrices of `filters × inChannels`.
     public let u: FloatBuffer
+    /// Tiles per cache block (a multiple of `lanes`): V and M of one block stay in the core's L2.
+    /// Equals `paddedTiles` (one block) when the filters are large, so U is packed once per layer.
+    public let blockTiles: Int
+    /// Workers the scratch memory has room for when there are several blocks.
+    public let maxWorkers: Int
 
     /// Tiles per SIMD group.
     static let lanes = 8
 
     /// Transforms `weights` (`[filters][inChannels][3][3]`) for a `height × width` map.
-    init(m: Int, inChannels: Int, filters: Int, height: Int, width: Int, weights: FloatBuffer) {
+    init(m: Int, inChannels: Int, filters: Int, height: Int, width: Int, weights: FloatBuffer, maxWorkers: Int) {
         precondition(weights.count == filters * inChannels * 9, "WinogradPlan: weights are not 3x3")
         let transform = WinogradTransform(m: m)
         self.transform = transform
@@ -37,6 +42,11 @@ public struct WinogradPlan: Sendable {
         self.inChannels = inChannels
         self.filters = filters
         let alpha2 = transform.alpha * transform.alpha
+        // About 768 KB of V and M per block; blocks below 64 tiles would repack U too often.
+        let perTile = alpha2 * (inChannels + filters)
+        let block = max(64, (192 * 1024 / perTile) / Self.lanes * Self.lanes)
+        self.blockTiles = min(block, paddedTiles)
+        self.maxWorkers = max(1, maxWorkers)
         var u = [Float](repeating: 0, count: alpha2 * filters * inChannels)
         for k in 0..<filters {
             for c in 0..<inChannels {
@@ -47,10 +57,14 @@ public struct WinogradPlan: Sendable {
         self.u = FloatBuffer(u)
     }
 
-    /// Scratch floats: V (`α²·C·paddedTiles`) then M (`α²·K·paddedTiles`).
-    public var scratchCount: Int {
-        transform.alpha * transform.alpha * paddedTiles * (inChannels + filters)
-    }
+    /// Number of tile blocks.
+    public var blocks: Int { (paddedTiles + blockTiles - 1) / blockTiles }
+
+    /// Scratch floats of one block: V (`α²·C·blockTiles`) then M (`α²·K·blockTiles`).
+    var blockScratch: Int { transform.alpha * transform.alpha * blockTiles * (inChannels + filters) }
+
+    /// Scratch floats: one block's worth per worker (one block in all when there is only one).
+    public var scratchCount: Int { blockScratch * (blocks == 1 ? 1 : maxWorkers) }
 }
 
 // MARK: - Forward
@@ -59,40 +73,65 @@ extension Convolution {
     typealias Lane = SIMD8<Float>
 
     func forwardWinograd(_ io: LayerIO, plan: WinogradPlan) {
-        let alpha = plan.transform.alpha
-        let alpha2 = alpha * alpha
-        let (channels, filters, tp) = (plan.inChannels, plan.filters, plan.paddedTiles)
-        let groups = tp / WinogradPlan.lanes
-        let v = io.scratch
-        let mm = io.scratch + alpha2 * channels * tp
-        let input = io.input
-        Parallel.forRanges(channels * groups, threads: io.threads) { range in
-            withUnsafeTemporaryAllocation(of: Lane.self, capacity: 2 * alpha2) { buffer in
-                for index in range {
-                    transformInput(input, channel: index / groups, group: index % groups, plan: plan,
-                                   into: v, buffer: buffer.baseAddress!)
-                }
-            }
+        let blocks = plan.blocks
+        if blocks == 1 {
+            winogradBlock(0, io, plan: plan, scratch: io.scratch, threads: io.threads)
+            return
         }
-        let u = plan.u.pointer
-        Parallel.forEach(alpha2, threads: io.threads) { xi in
-            BLAS.sgemm(m: filters, n: plan.tiles, k: channels,
-                       a: u + xi * filters * channels, lda: channels,
-                       b: v + xi * channels * tp, ldb: tp,
-                       c: mm + xi * filters * tp, ldc: tp)
-        }
-        let output = io.output
-        Parallel.forRanges(filters * groups, threads: io.threads) { range in
-            withUnsafeTemporaryAllocation(of: Lane.self, capacity: 2 * alpha2) { buffer in
-                for index in range {
-                    transformOutput(mm, filter: index / groups, group: index % groups, plan: plan,
-                                    into: output, buffer: buffer.baseAddress!)
+        // Several blocks: each worker runs whole blocks (transform, products, inverse) in its own
+        // scratch, so its data stays in its core's cache and workers never wait for each other.
+        let workers = min(io.threads, plan.maxWorkers, blocks)
+        Parallel.forRanges(workers, threads: workers) { parts in
+            for worker in parts {
+                for block in Swift.stride(from: worker, to: blocks, by: workers) {
+                    winogradBlock(block, io, plan: plan, scratch: io.scratch + worker * plan.blockScratch, threads: 1)
                 }
             }
         }
     }
 
-    /// `Bᵀ d B` for the 8 tiles of `group` in one channel, stored to `V[ξ][channel][group·8 ..]`.
+    /// The three steps for the tiles of one block, each split over `threads` workers.
+    private func winogradBlock(_ block: Int, _ io: LayerIO, plan: WinogradPlan,
+                               scratch: UnsafeMutablePointer<Float>, threads: Int) {
+        let alpha2 = plan.transform.alpha * plan.transform.alpha
+        let (channels, filters, blockTiles) = (plan.inChannels, plan.filters, plan.blockTiles)
+        let lanes = WinogradPlan.lanes
+        let firstGroup = block * blockTiles / lanes
+        let groups = min(blockTiles, plan.paddedTiles - block * blockTiles) / lanes
+        let tiles = min(blockTiles, plan.tiles - block * blockTiles)
+        let v = scratch
+        let mm = scratch + alpha2 * channels * blockTiles
+        let input = io.input
+        Parallel.forRanges(channels * groups, threads: threads) { range in
+            withUnsafeTemporaryAllocation(of: Lane.self, capacity: 2 * alpha2) { buffer in
+                for index in range {
+                    let (channel, group) = index.quotientAndRemainder(dividingBy: groups)
+                    transformInput(input, channel: channel, group: firstGroup + group, plan: plan,
+                                   into: v + channel * blockTiles + group * lanes, buffer: buffer.baseAddress!)
+                }
+            }
+        }
+        let u = plan.u.pointer
+        Parallel.forEach(alpha2, threads: threads) { xi in
+            BLAS.sgemm(m: filters, n: tiles, k: channels,
+                       a: u + xi * filters * channels, lda: channels,
+                       b: v + xi * channels * blockTiles, ldb: blockTiles,
+                       c: mm + xi * filters * blockTiles, ldc: blockTiles)
+        }
+        let output = io.output
+        Parallel.forRanges(filters * groups, threads: threads) { range in
+            withUnsafeTemporaryAllocation(of: Lane.self, capacity: 2 * alpha2) { buffer in
+                for index in range {
+                    let (filter, group) = index.quotientAndRemainder(dividingBy: groups)
+                    transformOutput(mm + filter * blockTiles + group * lanes, filter: filter, group: firstGroup + group,
+                                    plan: plan, into: output, buffer: buffer.baseAddress!)
+                }
+            }
+        }
+    }
+
+    /// `Bᵀ d B` for the 8 tiles of `group` in one channel, stored to `v[ξ · C · blockTiles]`
+    /// (`v` points at this channel's and group's place in V).
     @inline(__always)
     private func transformInput(_ input: UnsafePointer<Float>, channel: Int, group: Int, plan: WinogradPlan,
                                 into v: UnsafeMutablePointer<Float>, buffer: UnsafeMutablePointer<Lane>) {
@@ -131,14 +170,14 @@ extension Convolution {
         for i in 0..<alpha {
             WinogradTransform.inputColumn(m: m, temp + i * alpha, 1, tile + i * alpha, 1)
         }
-        let base = v + channel * plan.paddedTiles + group * lanes
-        let planeStride = plan.inChannels * plan.paddedTiles
+        let planeStride = plan.inChannels * plan.blockTiles
         for xi in 0..<alpha2 {
-            UnsafeMutableRawPointer(base + xi * planeStride).storeBytes(of: tile[xi], as: Lane.self)
+            UnsafeMutableRawPointer(v + xi * planeStride).storeBytes(of: tile[xi], as: Lane.self)
         }
     }
 
-    /// `Aᵀ M A` plus bias and activation for the 8 tiles of `group` of one filter, written to the output.
+    /// `Aᵀ M A` plus bias and activation for the 8 tiles of `group` of one filter, written to the
+    /// output; `mm` points at this filter's and group's place in M (planes `K · blockTiles` apart).
     @inline(__always)
     private func transformOutput(_ mm: UnsafePointer<Float>, filter: Int, group: Int, plan: WinogradPlan,
                                  into output: UnsafeMutablePointer<Float>, buffer: UnsafeMutablePointer<Lane>) {
@@ -149,10 +188,9 @@ extension Convolution {
         let (height, width) = (outputShape.height, outputShape.width)
         let source = buffer               // M[ξ] for this filter and group
         let temp = buffer + alpha2        // Aᵀ M: m×α
-        let base = mm + filter * plan.paddedTiles + group * lanes
-        let planeStride = plan.filters * plan.paddedTiles
+        let planeStride = plan.filters * plan.blockTiles
         for xi in 0..<alpha2 {
-            source[xi] = UnsafeRawPointer(base + xi * planeStride).loadUnaligned(as: Lane.self)
+            source[xi] = UnsafeRawPointer(mm + xi * planeStride).loadUnaligned(as: Lane.self)
         }
         for j in 0..<alpha {
             WinogradTransform.outputColumn(m: m, source + j, alpha, temp + j, alpha)
@@ -183,18 +221,28 @@ extension Convolution {
 // MARK: - Vector activation
 
 extension Activation {
-    /// The activation on every lane of `x`.
+    /// The activation on every lane of `x`; leaky and relu are exact lane selections (integer
+    /// sign masks, which compile to vector instructions, unlike the generic `pointwiseMax`).
     @inline(__always)
-    func apply<V: SIMD>(_ x: V) -> V where V.Scalar == Float {
+    func apply(_ x: SIMD8<Float>) -> SIMD8<Float> {
         switch self {
         case .linear: return x
-        // max(x, 0.1·x) equals darknet's leaky (x > 0 ? x : 0.1·x) because the slope is below 1.
-        case .leaky: return pointwiseMax(x, x * 0.1)
-        case .relu: return pointwiseMax(x, V())
+        case .leaky: return Activation.select(x, negative: x * 0.1)
+        case .relu: return Activation.select(x, negative: SIMD8<Float>())
         case .logistic:
             var y = x
             for i in y.indices { y[i] = callAsFunction(x[i]) }
             return y
         }
+    }
+
+    /// Lane-wise `x > 0 ? x : negative` (a lane holding −0 or a negative value takes `negative`,
+    /// which is 0·x or 0.1·x, so −0 and +0 agree with the scalar path up to the sign of zero).
+    @inline(__always)
+    static func select(_ x: SIMD8<Float>, negative: SIMD8<Float>) -> SIMD8<Float> {
+        let bits = unsafeBitCast(x, to: SIMD8<Int32>.self)
+        let mask = bits &>> 31
+        let picked = (bits & ~mask) | (unsafeBitCast(negative, to: SIMD8<Int32>.self) & mask)
+        return unsafeBitCast(picked, to: SIMD8<Float>.self)
     }
 }

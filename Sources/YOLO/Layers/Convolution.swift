@@ -1,3 +1,5 @@
+import Foundation
+
 /// A 2-D convolution with bias and activation; batch norm is already folded into weights and biases.
 ///
 /// Weights are `[filters][inChannels][size][size]`, row-major. The product is one `sgemm`:
@@ -53,7 +55,8 @@ public struct Convolution: Layer {
         self.method = method
         self.winograd = method.winogradTile.map {
             WinogradPlan(m: $0, inChannels: inputShape.channels, filters: filters,
-                         height: inputShape.height, width: inputShape.width, weights: weights)
+                         height: inputShape.height, width: inputShape.width, weights: weights,
+                         maxWorkers: ProcessInfo.processInfo.activeProcessorCount)
         }
     }
 
@@ -80,7 +83,7 @@ public struct Convolution: Layer {
 
     public var scratchCount: Int {
         if let winograd { return winograd.scratchCount }
-        return isPointwise ? 0 : patchLength * outputShape.planeCount
+        return isPointwise ? 0 : max(patchLength * outputShape.planeCount, rowBlocked ? rowBlockedScratch : 0)
     }
 
     public var algorithm: String {
@@ -91,6 +94,8 @@ public struct Convolution: Layer {
     public func forward(_ io: LayerIO) {
         if let winograd {
             forwardWinograd(io, plan: winograd)
+        } else if rowBlocked {
+            forwardRowBlocked(io)
         } else if io.threads > 1 {
             forwardThreaded(io)
         } else {

@@ -4,7 +4,8 @@
 /// channel and group of 8 tiles (SIMD lanes), the α×α input tiles are transformed (`Bᵀ d B`) into
 /// `V[ξ][c][tile]`; then for each of the α² positions ξ one GEMM `M[ξ] = U[ξ] · V[ξ]` (K×C by C×T)
 /// sums over channels; last, `Aᵀ M A` gives each output tile, with bias and activation fused.
-/// Rounding error: F(2×2) about 2× direct convolution's, F(4×4) about 10× (measured on yolov3-tiny).
+/// Rounding error relative to Σ|w·x| (tests' shape table): im2col 1.9e-7, F(2×2) 1.1e-7, F(4×4) 1.7e-6.
+/// On yolov3-tiny's heads F(4×4) everywhere stays within 1.7e-4 of OpenCV (the bar is 1e-3).
 
 // MARK: - Plan (built once with the layer)
 

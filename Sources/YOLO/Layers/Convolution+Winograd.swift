@@ -48,14 +48,36 @@ public struct WinogradPlan: Sendable {
         let block = max(64, (192 * 1024 / perTile) / Self.lanes * Self.lanes)
         self.blockTiles = min(block, paddedTiles)
         self.maxWorkers = max(1, maxWorkers)
-        var u = [Float](repeating: 0, count: alpha2 * filters * inChannels)
-        for k in 0..<filters {
-            for c in 0..<inChannels {
-                let values = transform.transformFilter(weights.pointer + (k * inChannels + c) * 9)
-                for xi in 0..<alpha2 { u[(xi * filters + k) * inChannels + c] = values[xi] }
+        let alpha = transform.alpha
+        let g = transform.filterMatrix.flatMap { $0 }   // α×3, row-major
+        let workers = self.maxWorkers
+        self.u = FloatBuffer(count: alpha2 * filters * inChannels) { u in
+            let u = u.baseAddress!
+            // Filters are independent: split them over the machine's cores (a one-time cost at build).
+            Parallel.forRanges(filters, threads: workers) { range in
+                withUnsafeTemporaryAllocation(of: Double.self, capacity: alpha * 3) { temp in
+                    for k in range {
+                        for c in 0..<inChannels {
+                            // U = G w Gᵀ in Double, scattered straight to U[ξ][k][c].
+                            let w = weights.pointer + (k * inChannels + c) * 9
+                            for i in 0..<alpha {
+                                for j in 0..<3 {
+                                    temp[i * 3 + j] = g[i * 3] * Double(w[j]) + g[i * 3 + 1] * Double(w[3 + j])
+                                        + g[i * 3 + 2] * Double(w[6 + j])
+                                }
+                            }
+                            for i in 0..<alpha {
+                                for j in 0..<alpha {
+                                    let value = temp[i * 3] * g[j * 3] + temp[i * 3 + 1] * g[j * 3 + 1]
+                                        + temp[i * 3 + 2] * g[j * 3 + 2]
+                                    u[((i * alpha + j) * filters + k) * inChannels + c] = Float(value)
+                                }
+                            }
+                        }
+                    }
+                }
             }
         }
-        self.u = FloatBuffer(u)
     }
 
     /// Number of tile blocks.

@@ -47,21 +47,23 @@ public struct MaxPool: Layer {
         let (outH, outW) = (outputShape.height, outputShape.width)
         let source = input + c * height * width
         let destination = output + c * outH * outW
-        // 2×2 windows at stride 2 with no left/top offset: rows and columns whose window lies fully
-        // inside take a branch-free path; the rest (bottom/right edge) take the general one below.
-        let fast = size == 2 && stride == 2 && offset == 0
-        let fullRows = fast ? min(outH, height / 2) : 0
-        let fullColumns = fast ? min(outW, width / 2) : 0
+        // 2×2 windows with no left/top offset (stride 2, or yolov3-tiny's stride 1): rows and
+        // columns whose window lies fully inside take a branch-free path; the rest (bottom/right
+        // edge) take the general one below.
+        let fast = size == 2 && offset == 0 && height >= 2 && width >= 2
+        let fullRows = fast ? min(outH, (height - 2) / stride + 1) : 0
+        let fullColumns = fast ? min(outW, (width - 2) / stride + 1) : 0
         for oy in 0..<outH {
             let y0 = max(oy * stride + offset, 0)
             let y1 = min(oy * stride + offset + size, height)
             var startX = 0
             if oy < fullRows {
-                let top = source + 2 * oy * width
+                let top = source + oy * stride * width
                 let bottom = top + width
                 let row = destination + oy * outW
                 for ox in 0..<fullColumns {
-                    row[ox] = max(max(top[2 * ox], top[2 * ox + 1]), max(bottom[2 * ox], bottom[2 * ox + 1]))
+                    let x = ox * stride
+                    row[ox] = max(max(top[x], top[x + 1]), max(bottom[x], bottom[x + 1]))
                 }
                 startX = fullColumns
             }

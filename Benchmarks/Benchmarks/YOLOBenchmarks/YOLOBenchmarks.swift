@@ -12,7 +12,8 @@ let weightsFolder = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().appendingPathComponent("Weights")
 
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = .init(metrics: [.wallClock, .cpuTotal], warmupIterations: 3,
+    // mallocCountTotal checks that the forward pass allocates nothing (expected 0 per iteration).
+    Benchmark.defaultConfiguration = .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], warmupIterations: 3,
                                            maxDuration: .seconds(5), maxIterations: 200)
     forwardPassBenchmarks()
     gemmBenchmarks()

@@ -27,6 +27,10 @@ public struct WinogradPlan: Sendable {
     public let blockTiles: Int
     /// Workers the scratch memory has room for when there are several blocks.
     public let maxWorkers: Int
+    /// The zero-padded copy of the input the tiles are read from: one cell of padding on the top
+    /// and left, and enough on the bottom and right for the last tiles (`tiles · m + 2` per axis).
+    public let paddedHeight: Int
+    public let paddedWidth: Int
 
     /// Tiles per SIMD group.
     static let lanes = 8
@@ -48,6 +52,8 @@ public struct WinogradPlan: Sendable {
         let block = max(64, (192 * 1024 / perTile) / Self.lanes * Self.lanes)
         self.blockTiles = min(block, paddedTiles)
         self.maxWorkers = max(1, maxWorkers)
+        self.paddedHeight = tilesY * m + 2
+        self.paddedWidth = tilesX * m + 2
         let alpha = transform.alpha
         let g = transform.filterMatrix.flatMap { $0 }   // α×3, row-major
         let workers = self.maxWorkers
@@ -86,8 +92,12 @@ public struct WinogradPlan: Sendable {
     /// Scratch floats of one block: V (`α²·C·blockTiles`) then M (`α²·K·blockTiles`).
     var blockScratch: Int { transform.alpha * transform.alpha * blockTiles * (inChannels + filters) }
 
-    /// Scratch floats: one block's worth per worker (one block in all when there is only one).
-    public var scratchCount: Int { blockScratch * (blocks == 1 ? 1 : maxWorkers) }
+    /// Floats of the padded input copy, rounded up to keep what follows 64-byte aligned.
+    var paddedInputCount: Int { (inChannels * paddedHeight * paddedWidth + 15) / 16 * 16 }
+
+    /// Scratch floats: the padded input, then one block's worth per worker (one block in all when
+    /// there is only one).
+    public var scratchCount: Int { paddedInputCount + blockScratch * (blocks == 1 ? 1 : maxWorkers) }
 }
 
 // MARK: - Forward
@@ -96,9 +106,15 @@ extension Convolution {
     typealias Lane = SIMD8<Float>
 
     func forwardWinograd(_ io: LayerIO, plan: WinogradPlan) {
+        let padded = io.scratch
+        let input = io.input
+        Parallel.forRanges(plan.inChannels, threads: io.threads) { channels in
+            for c in channels { pad(channel: c, input, plan: plan, into: padded) }
+        }
+        let scratch = io.scratch + plan.paddedInputCount
         let blocks = plan.blocks
         if blocks == 1 {
-            winogradBlock(0, io, plan: plan, scratch: io.scratch, threads: io.threads)
+            winogradBlock(0, io, plan: plan, padded: padded, scratch: scratch, threads: io.threads)
             return
         }
         // Several blocks: each worker runs whole blocks (transform, products, inverse) in its own
@@ -107,14 +123,15 @@ extension Convolution {
         Parallel.forRanges(workers, threads: workers) { parts in
             for worker in parts {
                 for block in Swift.stride(from: worker, to: blocks, by: workers) {
-                    winogradBlock(block, io, plan: plan, scratch: io.scratch + worker * plan.blockScratch, threads: 1)
+                    winogradBlock(block, io, plan: plan, padded: padded, scratch: scratch + worker * plan.blockScratch,
+                                  threads: 1)
                 }
             }
         }
     }
 
     /// The three steps for the tiles of one block, each split over `threads` workers.
-    private func winogradBlock(_ block: Int, _ io: LayerIO, plan: WinogradPlan,
+    private func winogradBlock(_ block: Int, _ io: LayerIO, plan: WinogradPlan, padded: UnsafePointer<Float>,
                                scratch: UnsafeMutablePointer<Float>, threads: Int) {
         let alpha2 = plan.transform.alpha * plan.transform.alpha
         let (channels, filters, blockTiles) = (plan.inChannels, plan.filters, plan.blockTiles)
@@ -124,12 +141,11 @@ extension Convolution {
         let tiles = min(blockTiles, plan.tiles - block * blockTiles)
         let v = scratch
         let mm = scratch + alpha2 * channels * blockTiles
-        let input = io.input
         Parallel.forRanges(channels * groups, threads: threads) { range in
             withUnsafeTemporaryAllocation(of: Lane.self, capacity: 2 * alpha2) { buffer in
                 for index in range {
                     let (channel, group) = index.quotientAndRemainder(dividingBy: groups)
-                    transformInput(input, channel: channel, group: firstGroup + group, plan: plan,
+                    transformInput(padded, channel: channel, group: firstGroup + group, plan: plan,
                                    into: v + channel * blockTiles + group * lanes, buffer: buffer.baseAddress!)
                 }
             }
@@ -153,38 +169,47 @@ extension Convolution {
         }
     }
 
+    /// Copies one channel into its zero-padded plane (`paddedHeight × paddedWidth`, the map at (1, 1)).
+    private func pad(channel c: Int, _ input: UnsafePointer<Float>, plan: WinogradPlan,
+                     into padded: UnsafeMutablePointer<Float>) {
+        let (height, width) = (inputShape.height, inputShape.width)
+        let pw = plan.paddedWidth
+        let source = input + c * height * width
+        let plane = padded + c * plan.paddedHeight * pw
+        plane.update(repeating: 0, count: pw + 1)
+        for y in 0..<height {
+            let row = plane + (y + 1) * pw
+            (row + 1).update(from: source + y * width, count: width)
+            (row + 1 + width).update(repeating: 0, count: pw - width)   // right padding and next row's left cell
+        }
+        let filled = (height + 1) * pw + 1
+        (plane + filled).update(repeating: 0, count: plan.paddedHeight * pw - filled)
+    }
+
     /// `Bᵀ d B` for the 8 tiles of `group` in one channel, stored to `v[ξ · C · blockTiles]`
-    /// (`v` points at this channel's and group's place in V).
+    /// (`v` points at this channel's and group's place in V). Reads the zero-padded input, so every
+    /// tile lies inside it; lanes past the last tile read tile 0 and are never used.
     @inline(__always)
-    private func transformInput(_ input: UnsafePointer<Float>, channel: Int, group: Int, plan: WinogradPlan,
+    private func transformInput(_ padded: UnsafePointer<Float>, channel: Int, group: Int, plan: WinogradPlan,
                                 into v: UnsafeMutablePointer<Float>, buffer: UnsafeMutablePointer<Lane>) {
         let m = plan.transform.m
         let alpha = m + 2
         let alpha2 = alpha * alpha
         let lanes = WinogradPlan.lanes
-        let (height, width) = (inputShape.height, inputShape.width)
-        let plane = input + channel * height * width
+        let pw = plan.paddedWidth
+        let plane = padded + channel * plan.paddedHeight * pw
         let tile = buffer                  // d[i][j], lanes = tiles
         let temp = buffer + alpha2         // Bᵀ d
-        let scalars = UnsafeMutableRawPointer(tile).assumingMemoryBound(to: Float.self)
+        var offsets = SIMD8<Int>()
         for lane in 0..<lanes {
             let t = group * lanes + lane
-            let y0 = (t / plan.tilesX) * m - 1
-            let x0 = (t % plan.tilesX) * m - 1
-            if t < plan.tiles && y0 >= 0 && x0 >= 0 && y0 + alpha <= height && x0 + alpha <= width {
-                for i in 0..<alpha {
-                    let row = plane + (y0 + i) * width + x0
-                    for j in 0..<alpha { scalars[(i * alpha + j) * lanes + lane] = row[j] }
-                }
-            } else {
-                for i in 0..<alpha {
-                    let y = y0 + i
-                    let rowInside = t < plan.tiles && y >= 0 && y < height
-                    for j in 0..<alpha {
-                        let x = x0 + j
-                        scalars[(i * alpha + j) * lanes + lane] = rowInside && x >= 0 && x < width ? plane[y * width + x] : 0
-                    }
-                }
+            offsets[lane] = t < plan.tiles ? (t / plan.tilesX) * m * pw + (t % plan.tilesX) * m : 0
+        }
+        for i in 0..<alpha {
+            for j in 0..<alpha {
+                let p = plane + i * pw + j
+                tile[i * alpha + j] = Lane(p[offsets[0]], p[offsets[1]], p[offsets[2]], p[offsets[3]],
+                                           p[offsets[4]], p[offsets[5]], p[offsets[6]], p[offsets[7]])
             }
         }
         for j in 0..<alpha {

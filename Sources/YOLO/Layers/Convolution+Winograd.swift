@@ -201,9 +201,13 @@ extension Convolution {
         let tile = buffer                  // d[i][j], lanes = tiles
         let temp = buffer + alpha2         // Bᵀ d
         var offsets = SIMD8<Int>()
-        for lane in 0..<lanes {
-            let t = group * lanes + lane
-            offsets[lane] = t < plan.tiles ? (t / plan.tilesX) * m * pw + (t % plan.tilesX) * m : 0
+        let first = group * lanes
+        var ty = first / plan.tilesX
+        var tx = first - ty * plan.tilesX
+        for lane in 0..<min(lanes, plan.tiles - first) {
+            offsets[lane] = ty * m * pw + tx * m
+            tx += 1
+            if tx == plan.tilesX { tx = 0; ty += 1 }
         }
         for i in 0..<alpha {
             for j in 0..<alpha {
@@ -251,17 +255,33 @@ extension Convolution {
         for k in 0..<(m * m) { result[k] = activation.apply(result[k] + bias) }
         let scalars = UnsafeRawPointer(result).assumingMemoryBound(to: Float.self)
         let plane = output + filter * height * width
-        for lane in 0..<lanes {
-            let t = group * lanes + lane
-            guard t < plan.tiles else { break }
-            let y0 = (t / plan.tilesX) * m
-            let x0 = (t % plan.tilesX) * m
-            let rows = min(m, height - y0)
-            let columns = min(m, width - x0)
-            for i in 0..<rows {
-                let row = plane + (y0 + i) * width + x0
-                for j in 0..<columns { row[j] = scalars[(i * m + j) * lanes + lane] }
+        // Walk the group's tiles in row-major order without dividing per lane.
+        let first = group * lanes
+        var ty = first / plan.tilesX
+        var tx = first - ty * plan.tilesX
+        for lane in 0..<min(lanes, plan.tiles - first) {
+            let y0 = ty * m, x0 = tx * m
+            let origin = plane + y0 * width + x0
+            if y0 + m <= height && x0 + m <= width {
+                if m == 4 {
+                    for i in 0..<4 {
+                        let row = origin + i * width
+                        for j in 0..<4 { row[j] = scalars[(i * 4 + j) * lanes + lane] }
+                    }
+                } else {
+                    for i in 0..<2 {
+                        let row = origin + i * width
+                        for j in 0..<2 { row[j] = scalars[(i * 2 + j) * lanes + lane] }
+                    }
+                }
+            } else {
+                for i in 0..<min(m, height - y0) {
+                    let row = origin + i * width
+                    for j in 0..<min(m, width - x0) { row[j] = scalars[(i * m + j) * lanes + lane] }
+                }
             }
+            tx += 1
+            if tx == plan.tilesX { tx = 0; ty += 1 }
         }
     }
 }

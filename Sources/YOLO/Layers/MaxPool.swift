@@ -61,9 +61,20 @@ public struct MaxPool: Layer {
                 let top = source + oy * stride * width
                 let bottom = top + width
                 let row = destination + oy * outW
-                for ox in 0..<fullColumns {
-                    let x = ox * stride
-                    row[ox] = max(max(top[x], top[x + 1]), max(bottom[x], bottom[x + 1]))
+                if stride == 2 {
+                    // Unit-stride output with stride-2 reads and plain selects: LLVM vectorizes this.
+                    for ox in 0..<fullColumns {
+                        let a = top[2 * ox] > top[2 * ox + 1] ? top[2 * ox] : top[2 * ox + 1]
+                        let b = bottom[2 * ox] > bottom[2 * ox + 1] ? bottom[2 * ox] : bottom[2 * ox + 1]
+                        row[ox] = a > b ? a : b
+                    }
+                } else {
+                    for ox in 0..<fullColumns {
+                        let x = ox * stride
+                        let a = top[x] > top[x + 1] ? top[x] : top[x + 1]
+                        let b = bottom[x] > bottom[x + 1] ? bottom[x] : bottom[x + 1]
+                        row[ox] = a > b ? a : b
+                    }
                 }
                 startX = fullColumns
             }

@@ -39,7 +39,10 @@ public final class Workspace {
             total += (layer.outputShape.count + 15) / 16 * 16
         }
         let scratchCount = network.layers.map(\.scratchCount).max() ?? 0
-        arena = .allocate(capacity: total + scratchCount + 16)
+        // 64-byte aligned (a cache line, one AVX-512 vector): every offset below is a multiple of 16 floats.
+        arena = UnsafeMutableRawPointer.allocate(byteCount: (total + scratchCount + 16) * MemoryLayout<Float>.stride,
+                                                 alignment: 64)
+            .bindMemory(to: Float.self, capacity: total + scratchCount + 16)
         arena.initialize(repeating: 0, count: total + scratchCount + 16)
         arenaCount = total + scratchCount
         scratch = arena + total

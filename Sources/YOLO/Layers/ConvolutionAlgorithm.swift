@@ -3,7 +3,8 @@
 /// All algorithms give the same result up to float rounding; Winograd's rounding error is larger
 /// (see `Convolution+Winograd.swift`). `.auto` picks per layer at build time.
 public enum ConvolutionAlgorithm: String, Sendable, CaseIterable {
-    /// Winograd for 3×3 stride-1 convolutions with enough channels, GEMM otherwise.
+    /// Winograd for 3×3 stride-1 convolutions with enough channels (F(2×2) on small maps, F(4×4) on
+    /// larger ones), GEMM otherwise: see `Convolution.preferredAlgorithm`.
     case auto
     /// The plain path: im2col unfolding (skipped for 1×1 stride-1 unpadded) and one GEMM.
     case im2col

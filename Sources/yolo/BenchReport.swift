@@ -76,7 +76,8 @@ struct BenchReport: Encodable {
     var header: String {
         """
         model \(model) at \(size), convolution algorithm \(algorithm), warm-up \(warmup)
-        CPU \(machine.cpu); SIMD \(machine.simd.joined(separator: " "))
+        CPU \(machine.cpu); CPU SIMD \(machine.simd.joined(separator: " ")); Swift SIMD code: baseline x86-64 \
+        (SSE2) unless built with -Xswiftc -target-cpu; OpenBLAS picks its own kernel (core below)
         BLAS \(machine.blasConfig); core \(results.first?.blasCore ?? BLAS.coreName); \
         OPENBLAS_CORETYPE \(machine.openblasCoretype.map { "=\($0)" } ?? "unset (autodetected)")
 

@@ -5,7 +5,9 @@
 #
 # Usage: scripts/compare-onnxruntime.sh [--runs N] [--warmup N] [--threads 1,2] [--out DIR]
 # Needs the reference tools in ../shared (next to the repository) and Weights/yolov3-tiny.{cfg,weights}.
-# Environment: REF_VENV (default /tmp/yolo-reference-venv), SCRATCH (swift --scratch-path, default .build).
+# Environment: REF_VENV (default /tmp/yolo-reference-venv), SCRATCH (swift --scratch-path, default .build),
+#   BUILD_FLAGS (extra `swift build` flags for the yolo binary, e.g. "-Xswiftc -target-cpu -Xswiftc znver4";
+#   say so when reporting: the library itself is built and tested without them).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 shared=$(cd "$root/.." && pwd)/shared
@@ -37,8 +39,9 @@ py=$venv/bin/python
 echo "== ONNX model from the same cfg and weights"
 "$py" "$shared/reference/onnx_reference.py" build --cfg "$cfg" --weights "$weights" --names "$names" \
   --out "$out/yolov3-tiny.onnx" >/dev/null
-echo "== yolo (release build, $scratch)"
-(cd "$root" && swift build -c release --scratch-path "$scratch" --product yolo >/dev/null)
+echo "== yolo (release build, $scratch${BUILD_FLAGS:+, flags: $BUILD_FLAGS})"
+# shellcheck disable=SC2086 # BUILD_FLAGS is a list of flags
+(cd "$root" && swift build -c release --scratch-path "$scratch" --product yolo ${BUILD_FLAGS:-} >/dev/null)
 yolo=$scratch/release/yolo
 
 coretype=${OPENBLAS_CORETYPE:-}

@@ -6,10 +6,11 @@ import Testing
 /// real model's heads against OpenCV with every fast path on.
 @Suite struct ConvolutionWinogradTests {
     /// (channels, height, width, filters): odd sizes, channels not a multiple of 8, 13×13, 1×1 maps,
-    /// and a map big enough to be cut into several Winograd tile blocks (40→32 channels at 36×36).
+    /// a map big enough to be cut into several Winograd tile blocks (40→32 channels at 36×36), and
+    /// ≥ 128 channels (U stored transposed).
     static let shapes: [(Int, Int, Int, Int)] = [
         (3, 5, 7, 4), (8, 13, 13, 16), (5, 9, 11, 3), (13, 26, 26, 9), (16, 1, 1, 5), (16, 2, 3, 8),
-        (9, 17, 6, 10), (40, 36, 36, 32),
+        (9, 17, 6, 10), (40, 36, 36, 32), (130, 7, 9, 12),
     ]
 
     /// Largest error of each algorithm relative to Σ|w·x| + |b| of the output (the scale float

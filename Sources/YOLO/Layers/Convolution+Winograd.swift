@@ -60,9 +60,9 @@ extension Convolution {
         let u = plan.u.pointer
         Parallel.forEach(alpha2, threads: threads) { xi in
             BLAS.sgemm(m: filters, n: tiles, k: channels,
-                       a: u + xi * filters * channels, lda: channels,
+                       a: u + xi * filters * channels, lda: plan.transposedU ? filters : channels,
                        b: v + xi * channels * blockTiles, ldb: blockTiles,
-                       c: mm + xi * filters * blockTiles, ldc: blockTiles)
+                       c: mm + xi * filters * blockTiles, ldc: blockTiles, transposedA: plan.transposedU)
         }
         let output = io.output
         Parallel.forRanges(filters * groups, threads: threads) { range in

@@ -11,8 +11,12 @@ public struct WinogradPlan: Sendable {
     public let paddedTiles: Int
     public let inChannels: Int
     public let filters: Int
-    /// `U[ξ][filter][channel]`, α² matrices of `filters × inChannels`.
+    /// α² matrices of `filters × inChannels`: `U[ξ][filter][channel]`, or `U[ξ][channel][filter]`
+    /// (stored transposed) when `transposedU`.
     public let u: FloatBuffer
+    /// True when U is stored transposed: OpenBLAS then packs it with its transposed copy routine,
+    /// measured 3–10 % faster on layers with ≥ 128 input channels and slightly slower below.
+    public let transposedU: Bool
     /// Tiles per cache block (a multiple of `lanes`): V and M of one block stay in the core's L2.
     /// Equals `paddedTiles` (one block) when the filters are large, so U is packed once per layer.
     public let blockTiles: Int
@@ -48,6 +52,8 @@ public struct WinogradPlan: Sendable {
         let alpha = transform.alpha
         let g = transform.filterMatrix.flatMap { $0 }   // α×3, row-major
         let workers = self.maxWorkers
+        let transposedU = inChannels >= 128
+        self.transposedU = transposedU
         self.u = FloatBuffer(count: alpha2 * filters * inChannels) { u in
             let u = u.baseAddress!
             // Filters are independent: split them over the machine's cores (a one-time cost at build).
@@ -67,7 +73,10 @@ public struct WinogradPlan: Sendable {
                                 for j in 0..<alpha {
                                     let value = temp[i * 3] * g[j * 3] + temp[i * 3 + 1] * g[j * 3 + 1]
                                         + temp[i * 3 + 2] * g[j * 3 + 2]
-                                    u[((i * alpha + j) * filters + k) * inChannels + c] = Float(value)
+                                    let xi = i * alpha + j
+                                    let index = transposedU ? (xi * inChannels + c) * filters + k
+                                                            : (xi * filters + k) * inChannels + c
+                                    u[index] = Float(value)
                                 }
                             }
                         }

@@ -49,7 +49,8 @@ extension Convolution {
         let v = scratch
         let mm = scratch + alpha2 * channels * blockTiles
         Parallel.forRanges(channels * groups, threads: threads) { range in
-            withUnsafeTemporaryAllocation(of: Lane.self, capacity: 2 * alpha2) { buffer in
+            // Two α² blocks of vectors, then room for 8 tile offsets (2 vectors' worth of bytes).
+            withUnsafeTemporaryAllocation(of: Lane.self, capacity: 2 * alpha2 + 2) { buffer in
                 for index in range {
                     let (channel, group) = index.quotientAndRemainder(dividingBy: groups)
                     transformInput(padded, channel: channel, group: firstGroup + group, plan: plan,
@@ -107,7 +108,10 @@ extension Convolution {
         let plane = padded + channel * plan.paddedHeight * pw
         let tile = buffer                  // d[i][j], lanes = tiles
         let temp = buffer + alpha2         // Bᵀ d
-        var offsets = SIMD8<Int>()
+        // Offsets live in plain scalar memory: written lane by lane into a SIMD8<Int> they were
+        // reloaded as a vector, which stalls on store forwarding (28 % of this function).
+        let offsets = UnsafeMutableRawPointer(buffer + 2 * alpha2).bindMemory(to: Int.self, capacity: lanes)
+        offsets.update(repeating: 0, count: lanes)
         let first = group * lanes
         var ty = first / plan.tilesX
         var tx = first - ty * plan.tilesX
@@ -116,11 +120,12 @@ extension Convolution {
             tx += 1
             if tx == plan.tilesX { tx = 0; ty += 1 }
         }
+        let (o0, o1, o2, o3) = (offsets[0], offsets[1], offsets[2], offsets[3])
+        let (o4, o5, o6, o7) = (offsets[4], offsets[5], offsets[6], offsets[7])
         for i in 0..<alpha {
             for j in 0..<alpha {
                 let p = plane + i * pw + j
-                tile[i * alpha + j] = Lane(p[offsets[0]], p[offsets[1]], p[offsets[2]], p[offsets[3]],
-                                           p[offsets[4]], p[offsets[5]], p[offsets[6]], p[offsets[7]])
+                tile[i * alpha + j] = Lane(p[o0], p[o1], p[o2], p[o3], p[o4], p[o5], p[o6], p[o7])
             }
         }
         for j in 0..<alpha {

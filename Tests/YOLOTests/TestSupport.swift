@@ -59,8 +59,10 @@ enum TestSupport {
     /// Runs one single-input layer on `input` with `threads` workers; returns its output.
     static func run(_ layer: any Layer, input: [Float], threads: Int) -> [Float] {
         var output = [Float](repeating: .nan, count: layer.outputShape.count)
-        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: max(layer.scratchCount, 1))
-        defer { scratch.deallocate() }
+        // 64-byte aligned, as Workspace provides it.
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: max(layer.scratchCount, 1) * 4, alignment: 64)
+        defer { raw.deallocate() }
+        let scratch = raw.bindMemory(to: Float.self, capacity: max(layer.scratchCount, 1))
         scratch.initialize(repeating: .nan, count: max(layer.scratchCount, 1))
         input.withUnsafeBufferPointer { source in
             output.withUnsafeMutableBufferPointer { destination in

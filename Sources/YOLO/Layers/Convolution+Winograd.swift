@@ -18,10 +18,12 @@ extension Convolution {
         Parallel.forRanges(plan.inChannels, threads: io.threads) { channels in
             for c in channels { pad(channel: c, input, plan: plan, into: padded) }
         }
-        let scratch = io.scratch + plan.paddedInputCount
+        let buffers = io.scratch + plan.paddedInputCount
+        let scratch = buffers + plan.transformBufferCount * plan.maxWorkers
         let blocks = plan.blocks
         if blocks == 1 {
-            winogradBlock(0, io, plan: plan, padded: padded, scratch: scratch, threads: io.threads)
+            winogradBlock(0, io, plan: plan, padded: padded, buffers: buffers, scratch: scratch,
+                          threads: min(io.threads, plan.maxWorkers))
             return
         }
         // Several blocks: each worker runs whole blocks (transform, products, inverse) in its own
@@ -30,16 +32,19 @@ extension Convolution {
         Parallel.forRanges(workers, threads: workers) { parts in
             for worker in parts {
                 for block in Swift.stride(from: worker, to: blocks, by: workers) {
-                    winogradBlock(block, io, plan: plan, padded: padded, scratch: scratch + worker * plan.blockScratch,
-                                  threads: 1)
+                    winogradBlock(block, io, plan: plan, padded: padded,
+                                  buffers: buffers + worker * plan.transformBufferCount,
+                                  scratch: scratch + worker * plan.blockScratch, threads: 1)
                 }
             }
         }
     }
 
     /// The three steps for the tiles of one block, each split over `threads` workers.
+    /// `buffers` holds one transform buffer per worker (`threads` of them).
     private func winogradBlock(_ block: Int, _ io: LayerIO, plan: WinogradPlan, padded: UnsafePointer<Float>,
-                               scratch: UnsafeMutablePointer<Float>, threads: Int) {
+                               buffers: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>,
+                               threads: Int) {
         let alpha2 = plan.transform.alpha * plan.transform.alpha
         let (channels, filters, blockTiles) = (plan.inChannels, plan.filters, plan.blockTiles)
         let lanes = WinogradPlan.lanes
@@ -48,14 +53,13 @@ extension Convolution {
         let tiles = min(blockTiles, plan.tiles - block * blockTiles)
         let v = scratch
         let mm = scratch + alpha2 * channels * blockTiles
-        Parallel.forRanges(channels * groups, threads: threads) { range in
-            // Two α² blocks of vectors, then room for 8 tile offsets (2 vectors' worth of bytes).
-            withUnsafeTemporaryAllocation(of: Lane.self, capacity: 2 * alpha2 + 2) { buffer in
-                for index in range {
-                    let (channel, group) = index.quotientAndRemainder(dividingBy: groups)
-                    transformInput(padded, channel: channel, group: firstGroup + group, plan: plan,
-                                   into: v + channel * blockTiles + group * lanes, buffer: buffer.baseAddress!)
-                }
+        let bufferCount = plan.transformBufferCount
+        Parallel.forWorkers(channels * groups, threads: threads) { worker, range in
+            let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount).assumingMemoryBound(to: Lane.self)
+            for index in range {
+                let (channel, group) = index.quotientAndRemainder(dividingBy: groups)
+                transformInput(padded, channel: channel, group: firstGroup + group, plan: plan,
+                               into: v + channel * blockTiles + group * lanes, buffer: buffer)
             }
         }
         let u = plan.u.pointer
@@ -66,13 +70,12 @@ extension Convolution {
                        c: mm + xi * filters * blockTiles, ldc: blockTiles, transposedA: plan.transposedU)
         }
         let output = io.output
-        Parallel.forRanges(filters * groups, threads: threads) { range in
-            withUnsafeTemporaryAllocation(of: Lane.self, capacity: 2 * alpha2) { buffer in
-                for index in range {
-                    let (filter, group) = index.quotientAndRemainder(dividingBy: groups)
-                    transformOutput(mm + filter * blockTiles + group * lanes, filter: filter, group: firstGroup + group,
-                                    plan: plan, into: output, buffer: buffer.baseAddress!)
-                }
+        Parallel.forWorkers(filters * groups, threads: threads) { worker, range in
+            let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount).assumingMemoryBound(to: Lane.self)
+            for index in range {
+                let (filter, group) = index.quotientAndRemainder(dividingBy: groups)
+                transformOutput(mm + filter * blockTiles + group * lanes, filter: filter, group: firstGroup + group,
+                                plan: plan, into: output, buffer: buffer)
             }
         }
     }
@@ -110,7 +113,7 @@ extension Convolution {
         let temp = buffer + alpha2         // Bᵀ d
         // Offsets live in plain scalar memory: written lane by lane into a SIMD8<Int> they were
         // reloaded as a vector, which stalls on store forwarding (28 % of this function).
-        let offsets = UnsafeMutableRawPointer(buffer + 2 * alpha2).bindMemory(to: Int.self, capacity: lanes)
+        let offsets = UnsafeMutableRawPointer(buffer + 2 * alpha2).assumingMemoryBound(to: Int.self)
         offsets.update(repeating: 0, count: lanes)
         let first = group * lanes
         var ty = first / plan.tilesX

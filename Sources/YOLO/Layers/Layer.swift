@@ -4,7 +4,8 @@ public struct LayerIO {
     public var inputs: UnsafeBufferPointer<UnsafePointer<Float>>
     /// Where the layer writes its output: `outputShape.count` floats.
     public var output: UnsafeMutablePointer<Float>
-    /// Scratch memory of `scratchCount` floats, shared by all layers (contents undefined on entry).
+    /// Scratch memory of `scratchCount` floats, shared by all layers (contents undefined on entry),
+    /// 64-byte aligned.
     public var scratch: UnsafeMutablePointer<Float>
     /// Worker threads the layer may use (`Parallel`); at least 1. OpenBLAS runs single-threaded
     /// inside each worker, so a layer that calls BLAS splits its product itself.

@@ -95,7 +95,14 @@ public struct WinogradPlan: Sendable {
     /// Floats of the padded input copy, rounded up to keep what follows 64-byte aligned.
     var paddedInputCount: Int { (inChannels * paddedHeight * paddedWidth + 15) / 16 * 16 }
 
-    /// Scratch floats: the padded input, then one block's worth per worker (one block in all when
-    /// there is only one).
-    public var scratchCount: Int { paddedInputCount + blockScratch * (blocks == 1 ? 1 : maxWorkers) }
+    /// Floats of one worker's transform buffer: two α² blocks of 8-lane vectors, then 8 tile
+    /// offsets (two vectors' worth of bytes). Kept in the workspace: a stack buffer this large
+    /// (2.4 KB) is heap-allocated by `withUnsafeTemporaryAllocation`.
+    var transformBufferCount: Int { (2 * transform.alpha * transform.alpha + 2) * Self.lanes }
+
+    /// Scratch floats: the padded input, one transform buffer per worker, then one block's worth of
+    /// V and M per worker (one block in all when there is only one).
+    public var scratchCount: Int {
+        paddedInputCount + transformBufferCount * maxWorkers + blockScratch * (blocks == 1 ? 1 : maxWorkers)
+    }
 }

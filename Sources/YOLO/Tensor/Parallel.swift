@@ -10,16 +10,22 @@ public enum Parallel {
     /// worker, and returns when all are done. Parts are empty-free: fewer workers run when
     /// `count < threads`. `body` must only write memory no other part touches.
     public static func forRanges(_ count: Int, threads: Int, _ body: (Range<Int>) -> Void) {
+        forWorkers(count, threads: threads) { _, range in body(range) }
+    }
+
+    /// Like `forRanges`, also passing each part's worker index (`0 ..< min(threads, count)`), so a
+    /// worker can use its own slice of preallocated scratch memory.
+    public static func forWorkers(_ count: Int, threads: Int, _ body: (_ worker: Int, _ range: Range<Int>) -> Void) {
         let workers = min(max(threads, 1), count)
         guard workers > 1 else {
-            if count > 0 { body(0..<count) }
+            if count > 0 { body(0, 0..<count) }
             return
         }
         withoutActuallyEscaping(body) { body in
             // Each worker gets a disjoint part; the caller promises the parts touch disjoint memory.
             let shared = UncheckedSendable(body)
             DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                shared.value(part(worker, of: workers, count: count))
+                shared.value(worker, part(worker, of: workers, count: count))
             }
         }
     }

@@ -14,7 +14,7 @@ extension Convolution {
 
     /// Scratch for the row-blocked path: one band per worker the machine has.
     var rowBlockedScratch: Int {
-        patchLength * rowsPerBlock * outputShape.width * ProcessInfo.processInfo.activeProcessorCount
+        patchLength * rowsPerBlock * outputShape.width * Parallel.coreCount
     }
 
     /// Bands of `rowsPerBlock` output rows, dealt out to the workers; each worker unfolds its band
@@ -24,7 +24,7 @@ extension Convolution {
         let plane = outputShape.planeCount
         let band = rowsPerBlock
         let bands = (outH + band - 1) / band
-        let workers = min(io.threads, ProcessInfo.processInfo.activeProcessorCount, bands)
+        let workers = min(io.threads, Parallel.coreCount, bands)
         let (input, output, scratch) = (io.input, io.output, io.scratch)
         Parallel.forRanges(workers, threads: workers) { parts in
             for worker in parts {

@@ -56,7 +56,7 @@ public struct Convolution: Layer {
         self.winograd = method.winogradTile.map {
             WinogradPlan(m: $0, inChannels: inputShape.channels, filters: filters,
                          height: inputShape.height, width: inputShape.width, weights: weights,
-                         maxWorkers: ProcessInfo.processInfo.activeProcessorCount)
+                         maxWorkers: Parallel.coreCount)
         }
     }
 

@@ -28,7 +28,7 @@ public final class Workspace {
     ///
     /// - Parameter threads: worker threads per layer; default: the machine's active processor count.
     ///   The engine does its own threading, so this sets OpenBLAS (process-wide) to one thread.
-    public init(for network: Network, threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
+    public init(for network: Network, threads: Int = Parallel.coreCount) {
         self.threads = max(1, threads)
         if BLAS.threads != 1 { BLAS.threads = 1 }
         var offsets: [Int] = []

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 
 /// A small parallel-for over `DispatchQueue.concurrentPerform` that honours an explicit thread count.
 ///
@@ -6,6 +7,9 @@ import Dispatch
 /// single-threaded inside each part (see `Workspace.threads`). With one thread the body runs inline,
 /// with no dispatch overhead.
 public enum Parallel {
+    /// The machine's active processor count, read once (`ProcessInfo` reads /proc on every call).
+    public static let coreCount = ProcessInfo.processInfo.activeProcessorCount
+
     /// Calls `body(range)` for `threads` contiguous, near-equal parts of `0..<count`, one part per
     /// worker, and returns when all are done. Parts are empty-free: fewer workers run when
     /// `count < threads`. `body` must only write memory no other part touches.

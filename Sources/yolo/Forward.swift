@@ -53,7 +53,7 @@ struct Forward: ParsableCommand {
             try tensor.writeNumPy(path)
             print("\(path): layer \(index) \(tensor.shape)")
         }
-        print("forward pass: \(elapsed.formattedMilliseconds), \(BLAS.threads) BLAS thread(s), core \(BLAS.coreName)")
+        print("forward pass: \(elapsed.formattedMilliseconds) (first pass, cold), \(workspace.threads) thread(s), BLAS core \(BLAS.coreName)")
     }
 }
 

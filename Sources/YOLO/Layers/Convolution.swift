@@ -1,9 +1,15 @@
+import Foundation
+
 /// A 2-D convolution with bias and activation; batch norm is already folded into weights and biases.
 ///
 /// Weights are `[filters][inChannels][size][size]`, row-major. The product is one `sgemm`:
 /// `output[filters × outH·outW] = weights[filters × inC·size²] · columns[inC·size² × outH·outW]`,
 /// where `columns` is the im2col unfolding of the input (a 1×1 stride-1 unpadded convolution uses
 /// the input itself). Bias and activation then run in a single pass over the output.
+///
+/// 3×3 stride-1 convolutions can instead use Winograd (`ConvolutionAlgorithm`, see
+/// `Convolution+Winograd.swift`); the choice and the transformed filters are fixed at init.
+/// Work is split over `LayerIO.threads` workers, each calling BLAS single-threaded.
 public struct Convolution: Layer {
     public let inputs: [Int]
     public let inputShape: Shape
@@ -16,10 +22,17 @@ public struct Convolution: Layer {
     public let weights: FloatBuffer
     /// `filters` floats.
     public let biases: FloatBuffer
+    /// The algorithm this layer runs (never `.auto`).
+    public let method: ConvolutionAlgorithm
+    /// The Winograd geometry and transformed filters, when `method` is a Winograd one.
+    public let winograd: WinogradPlan?
 
+    /// - Parameter algorithm: how to compute; `.auto` chooses Winograd where it is faster and exact
+    ///   enough (`preferredAlgorithm`), a Winograd choice that does not apply falls back to `.im2col`.
     /// - Precondition: weight and bias counts match the shapes (the loaders check this for user files).
     public init(input: Int, inputShape: Shape, filters: Int, size: Int, stride: Int, padding: Int,
-                activation: Activation, weights: FloatBuffer, biases: FloatBuffer) {
+                activation: Activation, weights: FloatBuffer, biases: FloatBuffer,
+                algorithm: ConvolutionAlgorithm = .auto) {
         precondition(size >= 1 && stride >= 1 && padding >= 0, "Convolution: bad geometry")
         precondition(weights.count == filters * inputShape.channels * size * size,
                      "Convolution: \(weights.count) weights for \(filters)x\(inputShape.channels)x\(size)x\(size)")
@@ -35,6 +48,28 @@ public struct Convolution: Layer {
         self.activation = activation
         self.weights = weights
         self.biases = biases
+        let applies = size == 3 && stride == 1 && padding == 1
+        var method = algorithm == .auto ? Convolution.preferredAlgorithm(input: inputShape, filters: filters, size: size,
+                                                                          stride: stride, padding: padding) : algorithm
+        if method.winogradTile != nil && !applies { method = .im2col }
+        self.method = method
+        self.winograd = method.winogradTile.map {
+            WinogradPlan(m: $0, inChannels: inputShape.channels, filters: filters,
+                         height: inputShape.height, width: inputShape.width, weights: weights,
+                         maxWorkers: Parallel.coreCount)
+        }
+    }
+
+    /// What `.auto` picks for a 3×3 stride-1 padding-1 layer with at least 16 input channels:
+    /// Winograd F(2×2) on maps up to 16×16 (its U is 2.25× smaller than F(4×4)'s, and OpenBLAS
+    /// repacks U on every call, which dominates on small maps), F(4×4) on larger maps. Otherwise
+    /// the GEMM path: with fewer channels the tile transforms cost more than the multiplications
+    /// they save (yolov3-tiny at one thread: layer 2, 16 channels, 5.0 ms F(4×4) vs 5.4 ms im2col;
+    /// layer 0, 3 channels, 7.3 ms vs 3.2 ms).
+    public static func preferredAlgorithm(input: Shape, filters: Int, size: Int, stride: Int, padding: Int)
+        -> ConvolutionAlgorithm {
+        guard size == 3, stride == 1, padding == 1, input.channels >= 16 else { return .im2col }
+        return input.width <= 16 && input.height <= 16 ? .winograd2 : .winograd4
     }
 
     /// Darknet's output size: `(in + 2·padding − size) / stride + 1` on each axis.
@@ -50,11 +85,30 @@ public struct Convolution: Layer {
     /// True when the input can feed the GEMM directly, without im2col.
     public var isPointwise: Bool { size == 1 && stride == 1 && padding == 0 }
 
-    public var scratchCount: Int { isPointwise ? 0 : patchLength * outputShape.planeCount }
+    public var scratchCount: Int {
+        if let winograd { return winograd.scratchCount }
+        return isPointwise ? 0 : max(patchLength * outputShape.planeCount, rowBlocked ? rowBlockedScratch : 0)
+    }
 
-    public var algorithm: String { isPointwise ? "1x1 gemm" : "im2col+gemm" }
+    public var algorithm: String {
+        if let winograd { return "winograd F(\(winograd.transform.m),3)" }
+        return isPointwise ? "1x1 gemm" : "im2col+gemm"
+    }
 
     public func forward(_ io: LayerIO) {
+        if let winograd {
+            forwardWinograd(io, plan: winograd)
+        } else if rowBlocked {
+            forwardRowBlocked(io)
+        } else if io.threads > 1 {
+            forwardThreaded(io)
+        } else {
+            forwardGEMM(io)
+        }
+    }
+
+    /// The plain single-threaded path: im2col (unless pointwise), one GEMM, bias and activation.
+    func forwardGEMM(_ io: LayerIO) {
         let plane = outputShape.planeCount
         let columns: UnsafePointer<Float>
         if isPointwise {

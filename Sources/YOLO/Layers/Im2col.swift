@@ -20,10 +20,46 @@ public enum Im2col {
         }
     }
 
+    /// Writes only rows `rows` (of `C·size·size`) of the column matrix; lets workers share the unfolding.
+    public static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
+                              outputHeight: Int, outputWidth: Int, rows: Range<Int>,
+                              into columns: UnsafeMutablePointer<Float>) {
+        let plane = outputHeight * outputWidth
+        let taps = size * size
+        for r in rows {
+            let (c, tap) = r.quotientAndRemainder(dividingBy: taps)
+            unfoldRow(input + c * shape.height * shape.width, height: shape.height, width: shape.width,
+                      kx: tap % size, ky: tap / size, stride: stride, padding: padding,
+                      outputHeight: outputHeight, outputWidth: outputWidth, into: columns + r * plane)
+        }
+    }
+
+    /// Writes the column matrix of output rows `firstOutputRow ..< firstOutputRow + outputRows` only:
+    /// a `[C·size·size][outputRows·outputWidth]` band, for unfolding a large map piece by piece.
+    public static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
+                              firstOutputRow: Int, outputRows: Int, outputWidth: Int,
+                              into columns: UnsafeMutablePointer<Float>) {
+        let n = outputRows * outputWidth
+        // Shifting the input up by firstOutputRow·stride rows turns the band into a whole map.
+        let shift = firstOutputRow * stride
+        for c in 0..<shape.channels {
+            let channel = input + c * shape.height * shape.width + shift * shape.width
+            for ky in 0..<size {
+                for kx in 0..<size {
+                    unfoldRow(channel, height: shape.height - shift, width: shape.width, kx: kx, ky: ky,
+                              stride: stride, padding: padding, outputHeight: outputRows, outputWidth: outputWidth,
+                              into: columns + ((c * size + ky) * size + kx) * n, topValid: -shift)
+                }
+            }
+        }
+    }
+
     /// One row of the column matrix: every output position's tap (ky, kx) of one channel.
+    /// Input rows below `topValid` count as padding (used when `channel` points into a band).
     @inline(__always)
     static func unfoldRow(_ channel: UnsafePointer<Float>, height: Int, width: Int, kx: Int, ky: Int, stride: Int,
-                          padding: Int, outputHeight: Int, outputWidth: Int, into row: UnsafeMutablePointer<Float>) {
+                          padding: Int, outputHeight: Int, outputWidth: Int, into row: UnsafeMutablePointer<Float>,
+                          topValid: Int = 0) {
         // Output columns whose input column ox·stride + kx − padding lies inside [0, width).
         let firstX = min(outputWidth, max(0, (padding - kx + stride - 1) / stride))
         let lastReach = width - 1 + padding - kx
@@ -31,7 +67,7 @@ public enum Im2col {
         for oy in 0..<outputHeight {
             let destination = row + oy * outputWidth
             let iy = oy * stride + ky - padding
-            guard iy >= 0 && iy < height else {
+            guard iy >= topValid && iy < height else {
                 destination.update(repeating: 0, count: outputWidth)
                 continue
             }

@@ -4,8 +4,12 @@ public struct LayerIO {
     public var inputs: UnsafeBufferPointer<UnsafePointer<Float>>
     /// Where the layer writes its output: `outputShape.count` floats.
     public var output: UnsafeMutablePointer<Float>
-    /// Scratch memory of `scratchCount` floats, shared by all layers (contents undefined on entry).
+    /// Scratch memory of `scratchCount` floats, shared by all layers (contents undefined on entry),
+    /// 64-byte aligned.
     public var scratch: UnsafeMutablePointer<Float>
+    /// Worker threads the layer may use (`Parallel`); at least 1. OpenBLAS runs single-threaded
+    /// inside each worker, so a layer that calls BLAS splits its product itself.
+    public var threads: Int = 1
 
     /// The first (for most layers, the only) input.
     @inlinable public var input: UnsafePointer<Float> { inputs[0] }

@@ -35,24 +35,58 @@ public struct MaxPool: Layer {
     public var algorithm: String { "direct" }
 
     public func forward(_ io: LayerIO) {
+        let (input, output) = (io.input, io.output)
+        Parallel.forRanges(inputShape.channels, threads: io.threads) { channels in
+            for c in channels { pool(channel: c, input: input, output: output) }
+        }
+    }
+
+    /// Pools one channel plane.
+    func pool(channel c: Int, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>) {
         let (height, width) = (inputShape.height, inputShape.width)
         let (outH, outW) = (outputShape.height, outputShape.width)
-        for c in 0..<inputShape.channels {
-            let source = io.input + c * height * width
-            let destination = io.output + c * outH * outW
-            for oy in 0..<outH {
-                let y0 = max(oy * stride + offset, 0)
-                let y1 = min(oy * stride + offset + size, height)
-                for ox in 0..<outW {
-                    let x0 = max(ox * stride + offset, 0)
-                    let x1 = min(ox * stride + offset + size, width)
-                    var best = -Float.greatestFiniteMagnitude
-                    for y in y0..<y1 {
-                        let row = source + y * width
-                        for x in x0..<x1 where row[x] > best { best = row[x] }
+        let source = input + c * height * width
+        let destination = output + c * outH * outW
+        // 2×2 windows with no left/top offset (stride 2, or yolov3-tiny's stride 1): rows and
+        // columns whose window lies fully inside take a branch-free path; the rest (bottom/right
+        // edge) take the general one below.
+        let fast = size == 2 && offset == 0 && height >= 2 && width >= 2
+        let fullRows = fast ? min(outH, (height - 2) / stride + 1) : 0
+        let fullColumns = fast ? min(outW, (width - 2) / stride + 1) : 0
+        for oy in 0..<outH {
+            let y0 = max(oy * stride + offset, 0)
+            let y1 = min(oy * stride + offset + size, height)
+            var startX = 0
+            if oy < fullRows {
+                let top = source + oy * stride * width
+                let bottom = top + width
+                let row = destination + oy * outW
+                if stride == 2 {
+                    // Unit-stride output with stride-2 reads and plain selects: LLVM vectorizes this.
+                    for ox in 0..<fullColumns {
+                        let a = top[2 * ox] > top[2 * ox + 1] ? top[2 * ox] : top[2 * ox + 1]
+                        let b = bottom[2 * ox] > bottom[2 * ox + 1] ? bottom[2 * ox] : bottom[2 * ox + 1]
+                        row[ox] = a > b ? a : b
                     }
-                    destination[oy * outW + ox] = best
+                } else {
+                    for ox in 0..<fullColumns {
+                        let x = ox * stride
+                        let a = top[x] > top[x + 1] ? top[x] : top[x + 1]
+                        let b = bottom[x] > bottom[x + 1] ? bottom[x] : bottom[x + 1]
+                        row[ox] = a > b ? a : b
+                    }
                 }
+                startX = fullColumns
+            }
+            for ox in startX..<outW {
+                let x0 = max(ox * stride + offset, 0)
+                let x1 = min(ox * stride + offset + size, width)
+                var best = -Float.greatestFiniteMagnitude
+                for y in y0..<y1 {
+                    let row = source + y * width
+                    for x in x0..<x1 where row[x] > best { best = row[x] }
+                }
+                destination[oy * outW + ox] = best
             }
         }
     }

@@ -22,18 +22,21 @@ public struct Upsample: Layer {
     public func forward(_ io: LayerIO) {
         let (height, width) = (inputShape.height, inputShape.width)
         let outW = outputShape.width
-        for c in 0..<inputShape.channels {
-            let source = io.input + c * height * width
-            let destination = io.output + c * outputShape.planeCount
-            for y in 0..<height {
-                let row = source + y * width
-                let first = destination + y * stride * outW
-                for x in 0..<width {
-                    let value = row[x] * scale
-                    (first + x * stride).update(repeating: value, count: stride)
-                }
-                for copy in 1..<stride {
-                    (first + copy * outW).update(from: first, count: outW)
+        let (input, output) = (io.input, io.output)
+        Parallel.forRanges(inputShape.channels, threads: io.threads) { channels in
+            for c in channels {
+                let source = input + c * height * width
+                let destination = output + c * outputShape.planeCount
+                for y in 0..<height {
+                    let row = source + y * width
+                    let first = destination + y * stride * outW
+                    for x in 0..<width {
+                        let value = row[x] * scale
+                        (first + x * stride).update(repeating: value, count: stride)
+                    }
+                    for copy in 1..<stride {
+                        (first + copy * outW).update(from: first, count: outW)
+                    }
                 }
             }
         }

@@ -14,9 +14,12 @@ public struct Network: Sendable {
 
     /// Builds `model` for a `width × height` input (default: the cfg's own size).
     ///
+    /// `algorithm` is passed to every convolution (`.auto`: Winograd where it applies, see
+    /// `Convolution.preferredAlgorithm`); `.im2col` gives the plain reference path.
+    ///
     /// - Throws: `YOLOError.invalidConfig` when the layers' shapes do not fit at that size,
     ///   `.invalidArgument` for a non-positive size.
-    public init(model: Model, width: Int? = nil, height: Int? = nil) throws {
+    public init(model: Model, width: Int? = nil, height: Int? = nil, algorithm: ConvolutionAlgorithm = .auto) throws {
         let description = model.description
         let width = width ?? description.inputShape.width
         let height = height ?? description.inputShape.height
@@ -39,7 +42,8 @@ public struct Network: Sendable {
                 }
                 layers.append(Convolution(input: g.inputs[0], inputShape: g.inputShapes[0], filters: s.filters, size: s.size,
                                           stride: s.stride, padding: s.padding, activation: s.activation,
-                                          weights: parameters.weights, biases: parameters.biases))
+                                          weights: parameters.weights, biases: parameters.biases,
+                                          algorithm: algorithm))
             case .maxPool(let s):
                 layers.append(MaxPool(input: g.inputs[0], inputShape: g.inputShapes[0], size: s.size, stride: s.stride, padding: s.padding))
             case .upsample(let s):

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Per-caller memory for running a `Network`: every layer's output, the shared scratch buffer and
 /// the input-pointer table, carved out of one allocation made at init.
 ///
@@ -17,9 +19,18 @@ public final class Workspace {
     private let pointerTable: UnsafeMutablePointer<UnsafePointer<Float>>
     private let networkIdentity: UInt64
     private var input: UnsafePointer<Float>?
+    /// Worker threads each layer may use during `Network.forward` (at least 1).
+    public var threads: Int {
+        didSet { threads = max(1, threads) }
+    }
 
     /// Allocates memory for every layer of `network`.
-    public init(for network: Network) {
+    ///
+    /// - Parameter threads: worker threads per layer; default: the machine's active processor count.
+    ///   The engine does its own threading, so this sets OpenBLAS (process-wide) to one thread.
+    public init(for network: Network, threads: Int = Parallel.coreCount) {
+        self.threads = max(1, threads)
+        if BLAS.threads != 1 { BLAS.threads = 1 }
         var offsets: [Int] = []
         var total = 0
         for layer in network.layers {
@@ -28,7 +39,10 @@ public final class Workspace {
             total += (layer.outputShape.count + 15) / 16 * 16
         }
         let scratchCount = network.layers.map(\.scratchCount).max() ?? 0
-        arena = .allocate(capacity: total + scratchCount + 16)
+        // 64-byte aligned (a cache line, one AVX-512 vector): every offset below is a multiple of 16 floats.
+        arena = UnsafeMutableRawPointer.allocate(byteCount: (total + scratchCount + 16) * MemoryLayout<Float>.stride,
+                                                 alignment: 64)
+            .bindMemory(to: Float.self, capacity: total + scratchCount + 16)
         arena.initialize(repeating: 0, count: total + scratchCount + 16)
         arenaCount = total + scratchCount
         scratch = arena + total
@@ -73,7 +87,7 @@ public final class Workspace {
 
     func io(for layer: Int) -> LayerIO {
         LayerIO(inputs: UnsafeBufferPointer(start: pointerTable + tableStarts[layer], count: inputIndices[layer].count),
-                output: arena + offsets[layer], scratch: scratch)
+                output: arena + offsets[layer], scratch: scratch, threads: threads)
     }
 
     /// The output of `layer` from the last forward pass (valid until the next pass).

@@ -3,16 +3,17 @@ import COpenBLAS
 /// The engine's only door to OpenBLAS: single-precision matrix products and thread control.
 public enum BLAS {
     /// `C[m×n] = A[m×k] · B[k×n] + beta · C`, all row-major with the given leading dimensions.
+    /// With `transposedA`, `a` holds Aᵀ (`k×m`, leading dimension `lda`).
     @inlinable
     public static func sgemm(
         m: Int, n: Int, k: Int,
         a: UnsafePointer<Float>, lda: Int,
         b: UnsafePointer<Float>, ldb: Int,
         c: UnsafeMutablePointer<Float>, ldc: Int,
-        beta: Float = 0
+        beta: Float = 0, transposedA: Bool = false
     ) {
         cblas_sgemm(
-            CblasRowMajor, CblasNoTrans, CblasNoTrans,
+            CblasRowMajor, transposedA ? CblasTrans : CblasNoTrans, CblasNoTrans,
             blasint(m), blasint(n), blasint(k), 1,
             a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc))
     }

@@ -21,6 +21,17 @@ public final class FloatBuffer: @unchecked Sendable {
         owner = nil
     }
 
+    /// Allocates `count` floats, zero-filled, and lets `fill` write them (no intermediate array).
+    public init(count: Int, fill: (UnsafeMutableBufferPointer<Float>) -> Void) {
+        let memory = UnsafeMutablePointer<Float>.allocate(capacity: max(count, 1))
+        memory.initialize(repeating: 0, count: max(count, 1))
+        fill(UnsafeMutableBufferPointer(start: memory, count: count))
+        pointer = UnsafePointer(memory)
+        self.count = count
+        owned = memory
+        owner = nil
+    }
+
     /// Uses `count` floats at `pointer` without copying; `owner` keeps that memory alive.
     public init(borrowing pointer: UnsafePointer<Float>, count: Int, owner: AnyObject) {
         self.pointer = pointer

@@ -1,0 +1,29 @@
+// swift-tools-version:6.1
+// SwiftYOLO benchmarks (ordo-one/benchmark), a separate package so the main package's test build stays light.
+// Run from the repository root: `make bench`, or `cd Benchmarks && swift package benchmark`.
+import Foundation
+import PackageDescription
+
+// A path dependency's identity is its folder name, which differs between clones and worktrees.
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+let rootIdentity = root.lastPathComponent.lowercased()
+
+let package = Package(
+    name: "SwiftYOLOBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "YOLOBenchmarks",
+            dependencies: [
+                .product(name: "YOLO", package: rootIdentity),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/YOLOBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,91 @@
+import Foundation
+
+/// The im2col + GEMM path split over several workers, each calling BLAS single-threaded.
+extension Convolution {
+    /// Output rows per im2col block when the layer is `rowBlocked`: about 256 KB of columns.
+    var rowsPerBlock: Int { max(1, 65_536 / max(1, patchLength * outputShape.width)) }
+
+    /// True when the column matrix is unfolded and multiplied a band of output rows at a time, so
+    /// it stays in cache: only worth it for small filters (few weights to repack per band) and
+    /// maps tall enough to give several bands.
+    var rowBlocked: Bool {
+        !isPointwise && filters * patchLength <= 65_536 && outputShape.height >= 2 * rowsPerBlock
+    }
+
+    /// Scratch for the row-blocked path: one band per worker the machine has.
+    var rowBlockedScratch: Int {
+        patchLength * rowsPerBlock * outputShape.width * Parallel.coreCount
+    }
+
+    /// Bands of `rowsPerBlock` output rows, dealt out to the workers; each worker unfolds its band
+    /// into its own part of the scratch, multiplies, and applies bias and activation.
+    func forwardRowBlocked(_ io: LayerIO) {
+        let (outH, outW) = (outputShape.height, outputShape.width)
+        let plane = outputShape.planeCount
+        let band = rowsPerBlock
+        let bands = (outH + band - 1) / band
+        let workers = min(io.threads, Parallel.coreCount, bands)
+        let (input, output, scratch) = (io.input, io.output, io.scratch)
+        Parallel.forRanges(workers, threads: workers) { parts in
+            for worker in parts {
+                let columns = scratch + worker * patchLength * band * outW
+                for b in Swift.stride(from: worker, to: bands, by: workers) {
+                    let y0 = b * band
+                    let rows = min(band, outH - y0)
+                    let n = rows * outW
+                    Im2col.unfold(input, shape: inputShape, size: size, stride: stride, padding: padding,
+                                  firstOutputRow: y0, outputRows: rows, outputWidth: outW, into: columns)
+                    BLAS.sgemm(m: filters, n: n, k: patchLength, a: weights.pointer, lda: patchLength,
+                               b: columns, ldb: n, c: output + y0 * outW, ldc: plane)
+                    for f in 0..<filters {
+                        activation.applyBiased(output + f * plane + y0 * outW, count: n, bias: biases[f])
+                    }
+                }
+            }
+        }
+    }
+
+    /// Unfolds the column matrix in parallel (by rows), then splits the product along its longer
+    /// side: output columns (pixels) for large maps, filters for small ones. Bias and activation run
+    /// on each worker's own part.
+    func forwardThreaded(_ io: LayerIO) {
+        let plane = outputShape.planeCount
+        let k = patchLength
+        let columns: UnsafePointer<Float>
+        if isPointwise {
+            columns = io.input
+        } else {
+            let (input, scratch) = (io.input, io.scratch)
+            Parallel.forRanges(k, threads: io.threads) { rows in
+                Im2col.unfold(input, shape: inputShape, size: size, stride: stride, padding: padding,
+                              outputHeight: outputShape.height, outputWidth: outputShape.width,
+                              rows: rows, into: scratch)
+            }
+            columns = UnsafePointer(io.scratch)
+        }
+        let output = io.output
+        let workers = io.threads
+        if plane >= filters {
+            Parallel.forRanges(workers, threads: workers) { parts in
+                for worker in parts {
+                    let span = Parallel.alignedPart(worker, of: workers, count: plane, alignment: 16)
+                    guard !span.isEmpty else { continue }
+                    BLAS.sgemm(m: filters, n: span.count, k: k, a: weights.pointer, lda: k,
+                               b: columns + span.lowerBound, ldb: plane,
+                               c: output + span.lowerBound, ldc: plane)
+                    for f in 0..<filters {
+                        activation.applyBiased(output + f * plane + span.lowerBound, count: span.count, bias: biases[f])
+                    }
+                }
+            }
+        } else {
+            Parallel.forRanges(filters, threads: workers) { span in
+                BLAS.sgemm(m: span.count, n: plane, k: k, a: weights.pointer + span.lowerBound * k, lda: k,
+                           b: columns, ldb: plane, c: output + span.lowerBound * plane, ldc: plane)
+                for f in span {
+                    activation.applyBiased(output + f * plane, count: plane, bias: biases[f])
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,24 @@
+/// How a `Convolution` computes its output.
+///
+/// All algorithms give the same result up to float rounding; Winograd's rounding error is larger
+/// (see `Convolution+Winograd.swift`). `.auto` picks per layer at build time.
+public enum ConvolutionAlgorithm: String, Sendable, CaseIterable {
+    /// Winograd for 3×3 stride-1 convolutions with enough channels (F(2×2) on small maps, F(4×4) on
+    /// larger ones), GEMM otherwise: see `Convolution.preferredAlgorithm`.
+    case auto
+    /// The plain path: im2col unfolding (skipped for 1×1 stride-1 unpadded) and one GEMM.
+    case im2col
+    /// Winograd F(2×2, 3×3): 4×4 input tiles, 2.25× fewer multiplications, small rounding error.
+    case winograd2
+    /// Winograd F(4×4, 3×3): 6×6 input tiles, 4× fewer multiplications, larger rounding error.
+    case winograd4
+
+    /// The output tile edge `m` of a Winograd algorithm, nil for the GEMM path.
+    public var winogradTile: Int? {
+        switch self {
+        case .winograd2: return 2
+        case .winograd4: return 4
+        case .auto, .im2col: return nil
+        }
+    }
+}

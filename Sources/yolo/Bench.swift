@@ -1,0 +1,157 @@
+import ArgumentParser
+import Foundation
+import YOLO
+
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Time the forward pass: whole network, and with --layers layer by layer.",
+        discussion: """
+            Runs the network on a fixed pseudo-random input for each thread count: --warmup passes, \
+            then --runs timed passes; prints median, min, max and p90 in milliseconds. The engine \
+            threads its own work and keeps OpenBLAS single-threaded; OPENBLAS_CORETYPE picks the \
+            OpenBLAS kernel (the header says which one ran).
+            """)
+
+    @OptionGroup var model: DarknetModelOptions
+
+    @Option(help: "Network input size WxH (default: the cfg's).")
+    var size: String?
+
+    @Option(help: "Comma-separated thread counts, e.g. 1,2.")
+    var threads: String = "1,\(ProcessInfo.processInfo.activeProcessorCount)"
+
+    @Option(help: "Untimed passes before timing.")
+    var warmup: Int = 5
+
+    @Option(help: "Timed passes.")
+    var runs: Int = 40
+
+    @Flag(help: "Also time every layer (in separate passes, so the whole-network figures stay untimed).")
+    var layers = false
+
+    @Option(help: "Convolution algorithm: \(ConvolutionAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var algorithm: String = ConvolutionAlgorithm.auto.rawValue
+
+    @Option(help: "Output format: table, json or csv.")
+    var format: String = "table"
+
+    @Option(help: "Write a per-layer bar chart (SVG) to this file; implies --layers.")
+    var svg: String?
+
+    func validate() throws {
+        guard warmup >= 0 else { throw ValidationError("--warmup must be 0 or more, got \(warmup)") }
+        guard runs >= 1 else { throw ValidationError("--runs must be at least 1, got \(runs)") }
+        guard ["table", "json", "csv"].contains(format) else {
+            throw ValidationError("--format must be table, json or csv, got '\(format)'")
+        }
+        guard ConvolutionAlgorithm(rawValue: algorithm) != nil else {
+            throw ValidationError("--algorithm must be one of \(ConvolutionAlgorithm.allCases.map(\.rawValue)), got '\(algorithm)'")
+        }
+        _ = try threadCounts()
+        _ = try inputSize()
+    }
+
+    func run() throws {
+        do {
+            let loaded = try model.load(withNames: false)
+            let (width, height) = try inputSize() ?? (nil, nil)
+            let network = try Network(model: loaded, width: width, height: height,
+                                      algorithm: ConvolutionAlgorithm(rawValue: algorithm)!)
+            let report = BenchReport(
+                machine: .current, model: model.cfg ?? Defaults.cfg, size: "\(network.inputShape.width)x\(network.inputShape.height)",
+                algorithm: algorithm, warmup: warmup,
+                results: try threadCounts().map { measure(network, threads: $0) })
+            switch format {
+            case "json": print(try report.json())
+            case "csv": print(report.csv(), terminator: "")
+            default: print(report.table(), terminator: "")
+            }
+            if let svg {
+                try FileIO.writeAtomically(Data(report.svg().utf8), to: svg)
+            }
+        }
+    }
+
+    // MARK: - Measuring
+
+    func measure(_ network: Network, threads: Int) -> BenchReport.Result {
+        let workspace = Workspace(for: network, threads: threads)
+        let input = Bench.input(count: network.inputShape.count)
+        var totals: [Double] = []
+        var layerSamples: [[Double]] = Array(repeating: [], count: network.layers.count)
+        input.withUnsafeBufferPointer { input in
+            let pointer = input.baseAddress!
+            for _ in 0..<warmup { network.forward(pointer, workspace: workspace) }
+            for _ in 0..<runs {
+                let start = DispatchTime.now().uptimeNanoseconds
+                network.forward(pointer, workspace: workspace)
+                totals.append(Double(DispatchTime.now().uptimeNanoseconds - start) * 1e-6)
+            }
+            // Hook: preprocessing, anchor decoding and NMS timings go here once Detector exists
+            // (time them over the same runs and add them to Result as extra stages).
+            guard layers || svg != nil else { return }
+            let seconds = UnsafeMutableBufferPointer<Double>.allocate(capacity: network.layers.count)
+            defer { seconds.deallocate() }
+            for _ in 0..<runs {
+                network.forwardTimed(pointer, workspace: workspace, seconds: seconds)
+                for (i, s) in seconds.enumerated() { layerSamples[i].append(s * 1e3) }
+            }
+        }
+        var layerResults: [BenchReport.Layer]?
+        if layers || svg != nil {
+            let flops = network.layerFlops
+            let summaries = layerSamples.map { TimingSummary($0) }
+            let medians = summaries.map(\.median)
+            let sum = medians.reduce(0, +)
+            layerResults = network.layers.indices.map { i in
+                let layer = network.layers[i]
+                return BenchReport.Layer(
+                    index: i, type: Bench.typeName(layer), output: layer.outputShape.description,
+                    ms: medians[i], minMs: summaries[i].min, percent: sum > 0 ? 100 * medians[i] / sum : 0,
+                    gflops: medians[i] > 0 ? flops[i] / (medians[i] * 1e6) : 0, algorithm: layer.algorithm)
+            }
+        }
+        return BenchReport.Result(threads: threads, blasCore: BLAS.coreName, summary: TimingSummary(totals),
+                                  layers: layerResults)
+    }
+
+    /// A fixed pseudo-random input in [0, 1] (the timing does not depend on the values).
+    static func input(count: Int) -> [Float] {
+        var state: UInt32 = 12345
+        return (0..<count).map { _ in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return Float(state >> 8) / Float(1 << 24)
+        }
+    }
+
+    static func typeName(_ layer: any Layer) -> String {
+        switch layer {
+        case is Convolution: return "conv"
+        case is MaxPool: return "max"
+        case is Upsample: return "upsample"
+        case is Route: return "route"
+        case is Shortcut: return "shortcut"
+        case is YOLOHead: return "yolo"
+        default: return String(describing: type(of: layer))
+        }
+    }
+
+    // MARK: - Parsing
+
+    func threadCounts() throws -> [Int] {
+        let parts = threads.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !parts.isEmpty, parts.allSatisfy({ ($0 ?? 0) >= 1 }) else {
+            throw ValidationError("--threads must be positive integers separated by commas, got '\(threads)'")
+        }
+        return parts.map { $0! }
+    }
+
+    func inputSize() throws -> (Int?, Int?)? {
+        guard let size else { return nil }
+        let parts = size.lowercased().split(separator: "x").map { Int($0) }
+        guard parts.count == 2, let w = parts[0], let h = parts[1], w > 0, h > 0 else {
+            throw ValidationError("--size must be WxH with positive integers, e.g. 416x416, got '\(size)'")
+        }
+        return (w, h)
+    }
+}

@@ -1,0 +1,52 @@
+import Testing
+@testable import YOLO
+
+/// The im2col + GEMM path split over workers (by pixels, by filters, or in row bands) against a
+/// plain direct loop in Double. Float GEMM error relative to Σ|w·x| + |b| stays below 2e-7 here (measured);
+/// the bound 1e-6 leaves headroom for other BLAS kernels' summation orders.
+@Suite struct ConvolutionThreadedTests {
+    /// (channels, height, width, filters, size, stride, padding)
+    static let cases: [(Int, Int, Int, Int, Int, Int, Int)] = [
+        (3, 96, 96, 16, 3, 1, 1),      // row bands (small filters, tall map)
+        (3, 208, 208, 8, 3, 2, 1),     // row bands, stride 2
+        (13, 13, 13, 30, 1, 1, 0),     // 1×1: split by filters (map smaller than filter count)
+        (7, 26, 26, 5, 1, 1, 0),       // 1×1: split by pixels
+        (10, 11, 9, 6, 3, 2, 1),       // strided 3×3, odd sizes
+        (64, 13, 13, 300, 3, 1, 1),    // many weights: whole-map columns, split by filters
+    ]
+
+    @Test(arguments: [1, 2, 3])
+    func matchesDirectConvolution(threads: Int) {
+        for (c, h, w, k, size, stride, padding) in Self.cases {
+            let shape = Shape(channels: c, height: h, width: w)
+            let input = TestSupport.values(shape.count, seed: UInt32(c + h))
+            let weights = TestSupport.values(k * c * size * size, seed: UInt32(k))
+            let biases = TestSupport.values(k, seed: 3)
+            let layer = Convolution(input: -1, inputShape: shape, filters: k, size: size, stride: stride,
+                                    padding: padding, activation: .leaky, weights: FloatBuffer(weights),
+                                    biases: FloatBuffer(biases), algorithm: .im2col)
+            let output = TestSupport.run(layer, input: input, threads: threads)
+            let reference = TestSupport.directConvolution(input, shape: shape, weights: weights, biases: biases,
+                                                          filters: k, size: size, stride: stride, padding: padding,
+                                                          activation: .leaky)
+            let worst = output.indices.map {
+                abs(Double(output[$0]) - Double(reference.output[$0])) / max(reference.scale[$0], 1e-30)
+            }.max() ?? .infinity
+            print("im2col \(c)x\(h)x\(w)→\(k) \(size)x\(size)/\(stride), \(threads) threads: relative error \(worst)")
+            #expect(worst <= 1e-6, "\(c)x\(h)x\(w)→\(k) \(size)x\(size)/\(stride), \(threads) threads: \(worst)")
+        }
+    }
+
+    @Test func rowBandsAreUsedWhereIntended() {
+        let small = Convolution(input: -1, inputShape: Shape(channels: 3, height: 96, width: 96), filters: 16, size: 3,
+                                stride: 1, padding: 1, activation: .leaky,
+                                weights: FloatBuffer(TestSupport.values(16 * 27, seed: 1)),
+                                biases: FloatBuffer(TestSupport.values(16, seed: 2)), algorithm: .im2col)
+        #expect(small.rowBlocked)
+        let large = Convolution(input: -1, inputShape: Shape(channels: 64, height: 13, width: 13), filters: 300, size: 3,
+                                stride: 1, padding: 1, activation: .leaky,
+                                weights: FloatBuffer(TestSupport.values(300 * 576, seed: 1)),
+                                biases: FloatBuffer(TestSupport.values(300, seed: 2)), algorithm: .im2col)
+        #expect(!large.rowBlocked)
+    }
+}

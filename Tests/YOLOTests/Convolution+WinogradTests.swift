@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+@testable import YOLO
+
+/// Every convolution path against a plain direct loop in Double, over a table of shapes, and the
+/// real model's heads against OpenCV with every fast path on.
+@Suite struct ConvolutionWinogradTests {
+    /// (channels, height, width, filters): odd sizes, channels not a multiple of 8, 13×13, 1×1 maps,
+    /// a map big enough to be cut into several Winograd tile blocks (40→32 channels at 36×36), and
+    /// ≥ 128 channels (U stored transposed).
+    static let shapes: [(Int, Int, Int, Int)] = [
+        (3, 5, 7, 4), (8, 13, 13, 16), (5, 9, 11, 3), (13, 26, 26, 9), (16, 1, 1, 5), (16, 2, 3, 8),
+        (9, 17, 6, 10), (40, 36, 36, 32), (130, 7, 9, 12),
+    ]
+
+    /// Largest error of each algorithm relative to Σ|w·x| + |b| of the output (the scale float
+    /// rounding grows with). Measured on this table (1–3 threads): im2col ≤ 1.9e-7, F(2×2) ≤ 1.1e-7,
+    /// F(4×4) ≤ 1.7e-6; the bounds leave 5–10× headroom. Winograd's larger error comes from its transform constants
+    /// (up to 8 and 1/24 for F(4×4)), which amplify the rounding of each transformed value.
+    static let tolerance: [ConvolutionAlgorithm: Double] = [.im2col: 1e-6, .winograd2: 1e-6, .winograd4: 1e-5]
+
+    static func check(_ algorithm: ConvolutionAlgorithm, channels: Int, height: Int, width: Int, filters: Int,
+                      threads: Int, activation: Activation = .leaky) -> Double {
+        let shape = Shape(channels: channels, height: height, width: width)
+        let input = TestSupport.values(shape.count, seed: UInt32(channels * 31 + height))
+        let weights = TestSupport.values(filters * channels * 9, seed: UInt32(filters + 7))
+        let biases = TestSupport.values(filters, seed: 11)
+        let layer = Convolution(input: -1, inputShape: shape, filters: filters, size: 3, stride: 1, padding: 1,
+                                activation: activation, weights: FloatBuffer(weights), biases: FloatBuffer(biases),
+                                algorithm: algorithm)
+        #expect(layer.method == algorithm)
+        let output = TestSupport.run(layer, input: input, threads: threads)
+        let reference = TestSupport.directConvolution(input, shape: shape, weights: weights, biases: biases,
+                                                      filters: filters, size: 3, stride: 1, padding: 1,
+                                                      activation: activation)
+        var worst = 0.0
+        for i in output.indices {
+            worst = max(worst, abs(Double(output[i]) - Double(reference.output[i])) / max(reference.scale[i], 1e-30))
+        }
+        return worst
+    }
+
+    @Test(arguments: [ConvolutionAlgorithm.im2col, .winograd2, .winograd4], [1, 2, 3])
+    func matchesDirectConvolution(algorithm: ConvolutionAlgorithm, threads: Int) {
+        for (c, h, w, k) in Self.shapes {
+            let error = Self.check(algorithm, channels: c, height: h, width: w, filters: k, threads: threads)
+            print("\(algorithm) \(c)x\(h)x\(w)→\(k), \(threads) threads: relative error \(error)")
+            #expect(error <= Self.tolerance[algorithm]!, "\(algorithm) \(c)x\(h)x\(w)→\(k), \(threads) threads: \(error)")
+        }
+    }
+
+    @Test(arguments: Activation.allCases)
+    func fusesEveryActivation(activation: Activation) {
+        let error = Self.check(.winograd4, channels: 9, height: 13, width: 13, filters: 10, threads: 2, activation: activation)
+        #expect(error <= Self.tolerance[.winograd4]!)
+    }
+
+    @Test func severalTileBlocksAreUsedForLargeMaps() {
+        let layer = Convolution(input: -1, inputShape: Shape(channels: 40, height: 36, width: 36), filters: 32, size: 3,
+                                stride: 1, padding: 1, activation: .leaky,
+                                weights: FloatBuffer(TestSupport.values(40 * 32 * 9, seed: 1)),
+                                biases: FloatBuffer(TestSupport.values(32, seed: 2)), algorithm: .winograd4)
+        #expect((layer.winograd?.blocks ?? 0) > 1)
+    }
+
+    @Test func filtersAreStoredTransposedForManyChannels() {
+        func plan(channels: Int) -> WinogradPlan? {
+            Convolution(input: -1, inputShape: Shape(channels: channels, height: 7, width: 9), filters: 12, size: 3,
+                        stride: 1, padding: 1, activation: .leaky,
+                        weights: FloatBuffer(TestSupport.values(channels * 12 * 9, seed: 1)),
+                        biases: FloatBuffer(TestSupport.values(12, seed: 2)), algorithm: .winograd2).winograd
+        }
+        #expect(plan(channels: 130)?.transposedU == true)
+        #expect(plan(channels: 40)?.transposedU == false)
+    }
+
+    @Test func winogradFallsBackWhereItDoesNotApply() {
+        let strided = Convolution(input: -1, inputShape: Shape(channels: 8, height: 8, width: 8), filters: 4, size: 3,
+                                  stride: 2, padding: 1, activation: .leaky,
+                                  weights: FloatBuffer(TestSupport.values(8 * 4 * 9, seed: 1)),
+                                  biases: FloatBuffer(TestSupport.values(4, seed: 2)), algorithm: .winograd4)
+        #expect(strided.method == .im2col && strided.winograd == nil)
+    }
+
+    // MARK: - Real model against OpenCV
+
+    static let raw = TestSupport.shared.appendingPathComponent("data/reference-outputs/photos/letterbox_dn/raw")
+
+    /// The issue-2 bar: |ours − OpenCV| ≤ 1e-3 on every value of both heads, for the three PNG input
+    /// blobs, with every fast path on (`.auto` with two workers), with F(4×4) on every 3×3 layer, with
+    /// F(2×2), and on the plain path. Measured: auto 1.6e-4, F(4×4) 1.9e-4, F(2×2) 1.5e-4, im2col
+    /// 1.6e-4 (onnxruntime's own gap to OpenCV is about 1.6e-4 too).
+    @Test(.enabled(if: TestSupport.hasShared && TestSupport.hasWeights,
+                   "needs ../shared reference outputs and Weights/yolov3-tiny.weights"),
+          arguments: [ConvolutionAlgorithm.auto, .winograd4, .winograd2, .im2col])
+    func headsMatchOpenCV(algorithm: ConvolutionAlgorithm) throws {
+        let weights = TestSupport.packageRoot.appendingPathComponent("Weights")
+        let model = try Model(cfg: weights.appendingPathComponent("yolov3-tiny.cfg").path,
+                              weights: weights.appendingPathComponent("yolov3-tiny.weights").path)
+        let network = try Network(model: model, algorithm: algorithm)
+        let workspace = Workspace(for: network, threads: 2)
+        for stem in ["skimage_coffee", "skimage_camera", "skimage_astronaut"] {
+            let input = try Tensor.readNumPy(Self.raw.appendingPathComponent("\(stem).input.npy").path)
+            let heads = try network.forward(input, workspace: workspace)
+            for (head, name) in zip(heads, ["conv_15", "conv_22"]) {
+                let reference = try Tensor.readNumPy(Self.raw.appendingPathComponent("\(stem).\(name).npy").path)
+                #expect(reference.values.count == head.values.count)
+                let gap = zip(head.values, reference.values).map { abs($0 - $1) }.max() ?? .infinity
+                print("\(algorithm) \(stem) \(name): max |ours - OpenCV| = \(gap)")
+                #expect(gap <= 1e-3, "\(stem) \(name): \(gap)")
+            }
+        }
+    }
+}

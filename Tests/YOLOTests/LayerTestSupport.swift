@@ -1,0 +1,78 @@
+import Foundation
+@testable import YOLO
+
+/// Helpers shared by the layer tests: deterministic data, plain reference loops, one-layer runs.
+enum TestSupport {
+    /// The package root (three levels above this file).
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    /// `../shared` next to the package, where the reference data lives.
+    static let shared = packageRoot.deletingLastPathComponent().appendingPathComponent("shared")
+    static var hasShared: Bool { FileManager.default.fileExists(atPath: shared.path) }
+    static var hasWeights: Bool {
+        FileManager.default.fileExists(atPath: packageRoot.appendingPathComponent("Weights/yolov3-tiny.weights").path)
+    }
+
+    /// `count` values in [-1, 1) from a fixed linear congruential sequence.
+    static func values(_ count: Int, seed: UInt32) -> [Float] {
+        var state = seed &* 2_654_435_761 &+ 1
+        return (0..<count).map { _ in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return Float(state >> 8) / Float(1 << 23) - 1
+        }
+    }
+
+    /// Plain direct convolution in Double: returns the output and, per output, Σ|w·x| + |b| (the
+    /// scale that float rounding errors are proportional to).
+    static func directConvolution(_ input: [Float], shape: Shape, weights: [Float], biases: [Float], filters: Int,
+                                  size: Int, stride: Int, padding: Int, activation: Activation)
+        -> (output: [Float], scale: [Double]) {
+        let out = Convolution.outputShape(input: shape, filters: filters, size: size, stride: stride, padding: padding)
+        var output = [Float](repeating: 0, count: out.count)
+        var scale = [Double](repeating: 0, count: out.count)
+        for f in 0..<filters {
+            for oy in 0..<out.height {
+                for ox in 0..<out.width {
+                    var sum = Double(biases[f])
+                    var magnitude = abs(Double(biases[f]))
+                    for c in 0..<shape.channels {
+                        for ky in 0..<size {
+                            for kx in 0..<size {
+                                let y = oy * stride + ky - padding, x = ox * stride + kx - padding
+                                guard y >= 0, y < shape.height, x >= 0, x < shape.width else { continue }
+                                let term = Double(weights[((f * shape.channels + c) * size + ky) * size + kx])
+                                    * Double(input[(c * shape.height + y) * shape.width + x])
+                                sum += term
+                                magnitude += abs(term)
+                            }
+                        }
+                    }
+                    let index = (f * out.height + oy) * out.width + ox
+                    output[index] = activation(Float(sum))
+                    scale[index] = magnitude
+                }
+            }
+        }
+        return (output, scale)
+    }
+
+    /// Runs one single-input layer on `input` with `threads` workers; returns its output.
+    static func run(_ layer: any Layer, input: [Float], threads: Int) -> [Float] {
+        var output = [Float](repeating: .nan, count: layer.outputShape.count)
+        // 64-byte aligned, as Workspace provides it.
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: max(layer.scratchCount, 1) * 4, alignment: 64)
+        defer { raw.deallocate() }
+        let scratch = raw.bindMemory(to: Float.self, capacity: max(layer.scratchCount, 1))
+        scratch.initialize(repeating: .nan, count: max(layer.scratchCount, 1))
+        input.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { destination in
+                var pointer: UnsafePointer<Float> = source.baseAddress!
+                withUnsafePointer(to: &pointer) { table in
+                    layer.forward(LayerIO(inputs: UnsafeBufferPointer(start: table, count: 1),
+                                          output: destination.baseAddress!, scratch: scratch, threads: threads))
+                }
+            }
+        }
+        return output
+    }
+}

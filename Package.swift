@@ -16,13 +16,14 @@ let package = Package(
         .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        // glibc's malloc statistics, for the test that checks a forward pass allocates nothing.
+        .systemLibrary(name: "CMallocInfo"),
         .target(name: "YOLO", dependencies: ["COpenBLAS", "CJPEG", "CPNG"]),
         .executableTarget(
             name: "yolo",
             dependencies: ["YOLO", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
-        .testTarget(
-            name: "YOLOTests", dependencies: ["YOLO"],
-            resources: [.copy("Fixtures")]),
+        // Tests read their fixtures from Tests/YOLOTests/Fixtures by path; they also run the `yolo` binary.
+        .testTarget(name: "YOLOTests", dependencies: ["YOLO", "yolo", "CMallocInfo"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -23,31 +23,29 @@ struct Forward: ParsableCommand {
     var layer: [Int] = []
 
     func run() throws {
-        try reportingErrors {
-            let blob = try Tensor.readNumPy(input)
-            let loaded = try model.load()
-            let network = try Network(model: loaded, width: blob.shape.width, height: blob.shape.height)
-            try network.requireInput(blob.shape)
-            if let bad = layer.first(where: { $0 < 0 || $0 >= network.layers.count }) {
-                throw YOLOError.invalidArgument("--layer \(bad) does not exist: the network has layers 0...\(network.layers.count - 1)")
-            }
-            let workspace = Workspace(for: network)
-            let start = ContinuousClock.now
-            blob.values.withUnsafeBufferPointer { network.forward($0.baseAddress!, workspace: workspace) }
-            let elapsed = ContinuousClock.now - start
-            do {
-                try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-            } catch {
-                throw YOLOError.unreadableFile(path: out, reason: "cannot create folder")
-            }
-            for index in layer.isEmpty ? network.headIndices : layer {
-                let path = (out as NSString).appendingPathComponent("layer\(index).npy")
-                let tensor = workspace.tensor(of: index)
-                try tensor.writeNumPy(path)
-                print("\(path): layer \(index) \(tensor.shape)")
-            }
-            print("forward pass: \(elapsed.formattedMilliseconds), \(BLAS.threads) BLAS thread(s), core \(BLAS.coreName)")
+        let blob = try Tensor.readNumPy(input)
+        let loaded = try model.load(withNames: false)
+        let network = try Network(model: loaded, width: blob.shape.width, height: blob.shape.height)
+        try network.requireInput(blob.shape)
+        if let bad = layer.first(where: { $0 < 0 || $0 >= network.layers.count }) {
+            throw YOLOError.invalidArgument("--layer \(bad) does not exist: the network has layers 0...\(network.layers.count - 1)")
         }
+        let workspace = Workspace(for: network)
+        let start = ContinuousClock.now
+        blob.values.withUnsafeBufferPointer { network.forward($0.baseAddress!, workspace: workspace) }
+        let elapsed = ContinuousClock.now - start
+        do {
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        } catch {
+            throw YOLOError.unreadableFile(path: out, reason: "cannot create folder")
+        }
+        for index in layer.isEmpty ? network.headIndices : layer {
+            let path = (out as NSString).appendingPathComponent("layer\(index).npy")
+            let tensor = workspace.tensor(of: index)
+            try tensor.writeNumPy(path)
+            print("\(path): layer \(index) \(tensor.shape)")
+        }
+        print("forward pass: \(elapsed.formattedMilliseconds), \(BLAS.threads) BLAS thread(s), core \(BLAS.coreName)")
     }
 }
 

@@ -16,16 +16,14 @@ struct Info: ParsableCommand {
     var size: String?
 
     func run() throws {
-        try reportingErrors {
-            let cfg = model ?? Defaults.cfg
-            let description = try ModelDescription(cfgPath: cfg)
-            let (width, height) = try parseSize(size) ?? (description.inputShape.width, description.inputShape.height)
-            let geometry = try description.geometry(width: width, height: height)
-            if let weights {
-                _ = try DarknetWeights.load(weights, for: description)
-            }
-            print(LayerTable(description: description, geometry: geometry).render())
+        let cfg = model ?? Defaults.cfg
+        let description = try ModelDescription(cfgPath: cfg)
+        let (width, height) = try parseSize(size) ?? (description.inputShape.width, description.inputShape.height)
+        let geometry = try description.geometry(width: width, height: height)
+        if let weights {
+            _ = try DarknetWeights.load(weights, for: description)
         }
+        print(LayerTable(description: description, geometry: geometry).render())
     }
 }
 

@@ -8,19 +8,46 @@ struct YOLOCommand: ParsableCommand {
         commandName: "yolo",
         abstract: "Tiny YOLOv3 object detection on the CPU, in Swift.",
         subcommands: [Info.self, Forward.self])
+
+    /// Parses and runs a subcommand. Every failure — a bad flag or a bad file — is one line on stderr
+    /// and exit status 1 (swift-argument-parser's own usage errors would exit with 64).
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let error as YOLOError {
+            fail("\(error)")
+        } catch let error as ExitCode {
+            Foundation.exit(error.rawValue)
+        } catch {
+            if exitCode(for: error) == .success {
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            let text = message(for: error).split(whereSeparator: \.isNewline).first.map(String.init) ?? "\(error)"
+            fail(text + " (see 'yolo help')")
+        }
+    }
+
+    private static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("yolo: error: \(message)\n".utf8))
+        Foundation.exit(1)
+    }
 }
 
 /// Options naming a darknet model; every command that loads a model takes them.
 struct DarknetModelOptions: ParsableArguments {
-    @Option(help: "Darknet .cfg file.")
-    var cfg: String = Defaults.cfg
-    @Option(help: "Darknet .weights file.")
-    var weights: String = Defaults.weights
-    @Option(help: "Class names, one per line.")
-    var names: String = Defaults.names
+    @Option(help: "Darknet .cfg file (default: the fetched yolov3-tiny.cfg).")
+    var cfg: String?
+    @Option(help: "Darknet .weights file (default: the fetched yolov3-tiny.weights).")
+    var weights: String?
+    @Option(help: "Class names, one per line (default: coco.names with the default model, else none).")
+    var names: String?
 
-    func load() throws -> Model {
-        try Model(cfg: cfg, weights: weights, names: names)
+    /// Loads the model; `withNames: false` skips the names file (for commands that print no labels).
+    func load(withNames: Bool = true) throws -> Model {
+        let names = names ?? (cfg == nil ? Defaults.names : nil)
+        return try Model(cfg: cfg ?? Defaults.cfg, weights: weights ?? Defaults.weights, names: withNames ? names : nil)
     }
 }
 
@@ -42,16 +69,6 @@ enum Defaults {
     static let cfg = weightsFolder + "/yolov3-tiny.cfg"
     static let weights = weightsFolder + "/yolov3-tiny.weights"
     static let names = weightsFolder + "/coco.names"
-}
-
-/// Runs `body`, turning a `YOLOError` into one line on stderr and exit status 1.
-func reportingErrors<T>(_ body: () throws -> T) throws -> T {
-    do {
-        return try body()
-    } catch let error as YOLOError {
-        FileHandle.standardError.write(Data("yolo: error: \(error)\n".utf8))
-        throw ExitCode.failure
-    }
 }
 
 /// Writes a line to stderr.

@@ -1,0 +1,62 @@
+import Foundation
+
+/// Boxes decoded from the YOLO heads, before suppression: structure of arrays.
+public struct Candidates: Sendable {
+    /// Number of classes per candidate.
+    public let classes: Int
+    /// Box centres and sizes (cx, cy, w, h), normalized to the network input.
+    public var boxes: [Rect] = []
+    public var objectness: [Float] = []
+    /// `count × classes` probabilities (objectness × class probability), 0 where not above threshold.
+    public var probabilities: [Float] = []
+
+    public init(classes: Int) { self.classes = classes }
+
+    public var count: Int { objectness.count }
+}
+
+/// Darknet's YOLO decoding (`get_yolo_detections`): sigmoid on x, y, objectness and class logits,
+/// exponential sizes times the head's anchors.
+public enum AnchorDecoding {
+    /// Appends the candidates of one head to `candidates`.
+    ///
+    /// - Parameters:
+    ///   - raw: the head's raw output, `mask.count · (5 + classes)` channels of `grid` cells, CHW.
+    ///   - head: the head (mask, anchors, classes, scale_x_y).
+    ///   - networkWidth, networkHeight: input size in pixels (anchors are in input pixels).
+    ///   - threshold: a cell needs objectness > threshold; a class probability is kept only when > threshold.
+    /// Cells are visited in (row, column, anchor) order, like darknet.
+    public static func decode(_ raw: UnsafeBufferPointer<Float>, head: YOLOHead, networkWidth: Int, networkHeight: Int,
+                              threshold: Float, into candidates: inout Candidates) {
+        let (gw, gh) = (head.outputShape.width, head.outputShape.height)
+        let plane = gw * gh
+        let stride = 5 + head.classes
+        precondition(raw.count == head.mask.count * stride * plane, "decode: raw size does not match the head")
+        precondition(candidates.classes == head.classes, "decode: class count mismatch")
+        let s = head.scaleXY
+        for row in 0..<gh {
+            for col in 0..<gw {
+                let cell = row * gw + col
+                for (n, anchorIndex) in head.mask.enumerated() {
+                    let base = n * stride * plane + cell
+                    let objectness = sigmoid(raw[base + 4 * plane])
+                    guard objectness > threshold else { continue }
+                    let anchor = head.anchors[anchorIndex]
+                    let cx = (Float(col) + sigmoid(raw[base]) * s - (s - 1) / 2) / Float(gw)
+                    let cy = (Float(row) + sigmoid(raw[base + plane]) * s - (s - 1) / 2) / Float(gh)
+                    let w = expf(raw[base + 2 * plane]) * anchor.width / Float(networkWidth)
+                    let h = expf(raw[base + 3 * plane]) * anchor.height / Float(networkHeight)
+                    candidates.boxes.append(Rect(x: Double(cx - w / 2), y: Double(cy - h / 2), width: Double(w), height: Double(h)))
+                    candidates.objectness.append(objectness)
+                    for k in 0..<head.classes {
+                        let p = objectness * sigmoid(raw[base + (5 + k) * plane])
+                        candidates.probabilities.append(p > threshold ? p : 0)
+                    }
+                }
+            }
+        }
+    }
+
+    @inline(__always)
+    static func sigmoid(_ x: Float) -> Float { 1 / (1 + expf(-x)) }
+}

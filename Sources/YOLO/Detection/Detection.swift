@@ -1,0 +1,36 @@
+/// A class and its confidence for one detected box.
+public struct ClassScore: Sendable, Equatable {
+    public var classIndex: Int
+    public var label: String
+    /// Objectness × class probability, in (threshold, 1].
+    public var confidence: Float
+}
+
+/// One recognized object.
+///
+/// `box` is normalized to the full, upright original image with a top-left origin, whatever crop,
+/// scale, region of interest or decoding scale produced it. Like darknet's, it is not clipped: a box
+/// may extend slightly past the image edge (`clippedBox` clips it).
+public struct Detection: Sendable, Equatable {
+    public var box: Rect
+    /// The best class.
+    public var classIndex: Int
+    public var label: String
+    /// The best class's confidence (objectness × class probability).
+    public var confidence: Float
+    /// Every class whose confidence passed the threshold and survived suppression, most confident first.
+    public var labels: [ClassScore]
+    /// The box's objectness (probability that it holds any object).
+    public var objectness: Float
+
+    /// `box` clipped to the image.
+    public var clippedBox: Rect { box.clippedToUnit }
+
+    /// The box in pixels of an image of `width × height` (normally the original's), unclipped.
+    public func pixelRect(width: Int, height: Int) -> Rect {
+        box.scaled(width: Double(width), height: Double(height))
+    }
+
+    /// The box with a lower-left origin, as Apple's Vision reports `boundingBox`.
+    public var visionBoundingBox: Rect { box.flippedVertically }
+}

@@ -1,0 +1,50 @@
+/// How one `detect` call prepares the image and filters the results.
+///
+/// Names follow Apple's Vision where they fit (`VNImageCropAndScaleOption`, `regionOfInterest`).
+public struct DetectionOptions: Sendable, Equatable {
+    /// How the region of interest is fitted into the network input.
+    public enum Scaling: String, Sendable, CaseIterable {
+        /// Letterbox (the default): keep the aspect ratio, pad with 0.5 gray. Pixel-for-pixel what
+        /// `darknet detect` feeds the network (darknet's bilinear resize, integer offsets).
+        case scaleFit
+        /// Stretch to the network input, ignoring the aspect ratio (resampled with half-pixel bilinear).
+        case scaleFill
+        /// Scale so the shorter side fits and crop the centre to the network's aspect ratio.
+        case centerCrop
+    }
+
+    /// The network input size for a call.
+    public enum InputSize: Sendable, Equatable {
+        /// The size the model's cfg names (416×416 for yolov3-tiny).
+        case model
+        /// A fixed size; both must be positive multiples of the model's stride (32).
+        case fixed(width: Int, height: Int)
+        /// The size, in multiples of 32, closest to the region's aspect ratio with at most `pixelBudget`
+        /// input pixels (e.g. 416 × 416 = 173 056).
+        case automatic(pixelBudget: Int)
+    }
+
+    /// Selects classes by index or by label.
+    public enum ClassSelector: Sendable, Hashable {
+        case index(Int)
+        case label(String)
+    }
+
+    public var scaling: Scaling = .scaleFit
+    /// Normalized rectangle of the upright image that is fed to the network (default: all of it).
+    /// Boxes still come back normalized to the full image.
+    public var regionOfInterest: Rect = .unit
+    public var inputSize: InputSize = .model
+    /// Objectness × class probability must exceed this (darknet semantics). Default 0.25.
+    public var confidenceThreshold: Float = 0.25
+    /// Boxes overlapping a higher-scoring box by more than this IoU are suppressed. Default 0.45.
+    public var iouThreshold: Float = 0.45
+    /// Suppress across classes instead of per class (the default is per class, like darknet).
+    public var classAgnostic: Bool = false
+    /// Keep at most this many detections (the most confident); nil keeps all.
+    public var maximumDetections: Int? = nil
+    /// Report only these classes; nil reports all.
+    public var classes: Set<ClassSelector>? = nil
+
+    public init() {}
+}

@@ -1,0 +1,192 @@
+import Foundation
+import Synchronization
+
+/// Detects objects in images with one loaded model.
+///
+/// Load once, then call `detect` from any number of threads: the model and the networks built from
+/// it are immutable, and each call borrows its own scratch memory (a `Workspace` and an input buffer)
+/// from a pool. The only process-wide state touched is OpenBLAS's thread count.
+///
+/// ```swift
+/// let detector = try Detector(cfg: "yolov3-tiny.cfg", weights: "yolov3-tiny.weights", names: "coco.names")
+/// for detection in try detector.detect(try Image(contentsOf: "dog.jpg")) {
+///     print(detection.label, detection.confidence, detection.box)
+/// }
+/// ```
+public final class Detector: Sendable {
+    public let model: Model
+
+    /// Networks by input size, built on first use.
+    private let networks = Mutex<[Size: Network]>([:])
+    /// Idle scratch memory by input size.
+    private let pool = Mutex<[Size: [Scratch]]>([:])
+
+    private struct Size: Hashable { var width: Int; var height: Int }
+
+    /// A workspace and an input buffer for one network, used by one call at a time.
+    private final class Scratch: @unchecked Sendable {
+        let workspace: Workspace
+        let input: UnsafeMutablePointer<Float>
+        init(network: Network) {
+            workspace = Workspace(for: network)
+            input = .allocate(capacity: network.inputShape.count)
+        }
+        deinit { input.deallocate() }
+    }
+
+    public init(model: Model) throws {
+        guard !model.description.heads.isEmpty else {
+            throw YOLOError.invalidConfig(path: model.description.path, line: 1, message: "the model has no [yolo] layer to detect with")
+        }
+        self.model = model
+    }
+
+    /// Loads a darknet model (`.cfg`, `.weights`, names file).
+    public convenience init(cfg: String, weights: String, names: String? = nil) throws {
+        try self.init(model: Model(cfg: cfg, weights: weights, names: names))
+    }
+
+    /// The network input size `options` asks for, for an image region of `width × height` pixels.
+    public func networkSize(for options: DetectionOptions, regionWidth: Int, regionHeight: Int) throws -> (width: Int, height: Int) {
+        let divisor = model.description.sizeDivisor
+        switch options.inputSize {
+        case .model:
+            return (model.description.inputShape.width, model.description.inputShape.height)
+        case .fixed(let width, let height):
+            guard width > 0, height > 0, width % divisor == 0, height % divisor == 0 else {
+                throw YOLOError.invalidArgument("network input size \(width)x\(height) must be positive multiples of \(divisor)")
+            }
+            return (width, height)
+        case .automatic(let budget):
+            guard budget >= divisor * divisor else {
+                throw YOLOError.invalidArgument("pixel budget \(budget) is smaller than one \(divisor)x\(divisor) input")
+            }
+            return Geometry.automaticSize(aspect: Double(regionWidth) / Double(regionHeight), budget: budget, divisor: divisor)
+        }
+    }
+
+    /// The network for a `width × height` input (built once, then cached).
+    public func network(width: Int, height: Int) throws -> Network {
+        let key = Size(width: width, height: height)
+        if let network = networks.withLock({ $0[key] }) { return network }
+        let network = try Network(model: model, width: width, height: height)
+        return networks.withLock { cache in
+            if let existing = cache[key] { return existing }
+            cache[key] = network
+            return network
+        }
+    }
+
+    /// Detects objects in `image` (upright pixels). Boxes are normalized to the full image.
+    ///
+    /// - Throws: `YOLOError.invalidArgument` for bad options (region of interest, input size, class names).
+    public func detect(_ image: Image, options: DetectionOptions = DetectionOptions()) throws -> [Detection] {
+        try detect(image, options: options, timing: nil)
+    }
+
+    /// `detect` that also reports how long each stage took (for `yolo bench`).
+    public func detect(_ image: Image, options: DetectionOptions, timing: ((DetectionStage, Duration) -> Void)?) throws -> [Detection] {
+        let clock = ContinuousClock()
+        var mark = clock.now
+        func lap(_ stage: DetectionStage) {
+            guard let timing else { return }
+            let now = clock.now
+            timing(stage, now - mark)
+            mark = now
+        }
+        let allowed = try allowedClasses(options.classes)
+        let crop = try Geometry.region(of: options.regionOfInterest, width: image.width, height: image.height)
+        let size = try networkSize(for: options, regionWidth: crop.width, regionHeight: crop.height)
+        let network = try network(width: size.width, height: size.height)
+        let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: options.scaling,
+                                 networkWidth: size.width, networkHeight: size.height)
+        let scratch = borrowScratch(for: network)
+        defer { returnScratch(scratch, for: network) }
+        Geometry.makeInput(image, plan: plan, into: scratch.input)
+        lap(.preprocess)
+        network.forward(scratch.input, workspace: scratch.workspace)
+        lap(.forward)
+        var candidates = Candidates(classes: model.description.classCount)
+        for (index, head) in zip(network.headIndices, network.heads) {
+            AnchorDecoding.decode(scratch.workspace.output(of: index), head: head, networkWidth: size.width,
+                                  networkHeight: size.height, threshold: options.confidenceThreshold, into: &candidates)
+        }
+        candidates.boxes = candidates.boxes.map(plan.inverse.apply)
+        if let allowed {
+            for i in 0..<candidates.count {
+                for k in 0..<candidates.classes where !allowed.contains(k) { candidates.probabilities[i * candidates.classes + k] = 0 }
+            }
+        }
+        lap(.decode)
+        if options.classAgnostic {
+            NonMaximumSuppression.classAgnostic(&candidates, threshold: options.iouThreshold)
+        } else {
+            NonMaximumSuppression.perClass(&candidates, threshold: options.iouThreshold)
+        }
+        var detections = makeDetections(candidates)
+        if let limit = options.maximumDetections, detections.count > limit {
+            detections.removeSubrange(limit...)
+        }
+        lap(.suppress)
+        return detections
+    }
+
+    /// One `Detection` per candidate with a surviving class, most confident first.
+    private func makeDetections(_ candidates: Candidates) -> [Detection] {
+        var detections: [Detection] = []
+        for i in 0..<candidates.count {
+            var scores: [ClassScore] = []
+            for k in 0..<candidates.classes {
+                let p = candidates.probabilities[i * candidates.classes + k]
+                if p > 0 { scores.append(ClassScore(classIndex: k, label: model.label(k), confidence: p)) }
+            }
+            guard !scores.isEmpty else { continue }
+            scores.sort { $0.confidence > $1.confidence || ($0.confidence == $1.confidence && $0.classIndex < $1.classIndex) }
+            detections.append(Detection(box: candidates.boxes[i], classIndex: scores[0].classIndex, label: scores[0].label,
+                                        confidence: scores[0].confidence, labels: scores, objectness: candidates.objectness[i]))
+        }
+        // Stable: equal confidences keep decoding order.
+        return detections.enumerated().sorted {
+            $0.element.confidence > $1.element.confidence || ($0.element.confidence == $1.element.confidence && $0.offset < $1.offset)
+        }.map(\.element)
+    }
+
+    /// Resolves class selectors to indices; nil means all classes.
+    public func allowedClasses(_ selectors: Set<DetectionOptions.ClassSelector>?) throws -> Set<Int>? {
+        guard let selectors else { return nil }
+        var result = Set<Int>()
+        for selector in selectors {
+            switch selector {
+            case .index(let k):
+                guard k >= 0, k < model.description.classCount else {
+                    throw YOLOError.invalidArgument("class index \(k) is outside the model's \(model.description.classCount) classes")
+                }
+                result.insert(k)
+            case .label(let name):
+                guard let k = model.labels.firstIndex(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) else {
+                    throw YOLOError.invalidArgument("unknown class '\(name)'" + (model.labels.isEmpty ? " (the model has no names file)" : ""))
+                }
+                result.insert(k)
+            }
+        }
+        return result
+    }
+
+    private func borrowScratch(for network: Network) -> Scratch {
+        let key = Size(width: network.inputShape.width, height: network.inputShape.height)
+        if let scratch = pool.withLock({ $0[key]?.popLast() }), scratch.workspace.isBuilt(for: network) {
+            return scratch
+        }
+        return Scratch(network: network)
+    }
+
+    private func returnScratch(_ scratch: Scratch, for network: Network) {
+        let key = Size(width: network.inputShape.width, height: network.inputShape.height)
+        pool.withLock { $0[key, default: []].append(scratch) }
+    }
+}
+
+/// The stages of one `detect` call, for timing.
+public enum DetectionStage: String, Sendable, CaseIterable {
+    case preprocess, forward, decode, suppress
+}

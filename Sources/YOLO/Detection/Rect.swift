@@ -1,0 +1,59 @@
+/// An axis-aligned rectangle: origin (`x`, `y`) and size.
+///
+/// In `Detection.box` and `DetectionOptions.regionOfInterest` coordinates are normalized to the full,
+/// upright image: (0, 0) is its top-left corner, (1, 1) its bottom-right.
+public struct Rect: Sendable, Hashable, CustomStringConvertible {
+    public var x: Double
+    public var y: Double
+    public var width: Double
+    public var height: Double
+
+    public init(x: Double, y: Double, width: Double, height: Double) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+
+    /// The rectangle from corner (x1, y1) to corner (x2, y2).
+    public init(x1: Double, y1: Double, x2: Double, y2: Double) {
+        self.init(x: x1, y: y1, width: x2 - x1, height: y2 - y1)
+    }
+
+    /// The unit square: the whole image.
+    public static let unit = Rect(x: 0, y: 0, width: 1, height: 1)
+
+    public var minX: Double { x }
+    public var minY: Double { y }
+    public var maxX: Double { x + width }
+    public var maxY: Double { y + height }
+    public var midX: Double { x + width / 2 }
+    public var midY: Double { y + height / 2 }
+    public var area: Double { max(width, 0) * max(height, 0) }
+
+    /// Intersection over union with `other`; 0 when they do not overlap.
+    public func iou(_ other: Rect) -> Double {
+        let w = min(maxX, other.maxX) - max(minX, other.minX)
+        let h = min(maxY, other.maxY) - max(minY, other.minY)
+        guard w > 0, h > 0 else { return 0 }
+        let intersection = w * h
+        return intersection / (area + other.area - intersection)
+    }
+
+    /// This rectangle clipped to the unit square (may become empty).
+    public var clippedToUnit: Rect {
+        let x1 = min(max(minX, 0), 1), y1 = min(max(minY, 0), 1)
+        let x2 = min(max(maxX, 0), 1), y2 = min(max(maxY, 0), 1)
+        return Rect(x1: x1, y1: y1, x2: max(x1, x2), y2: max(y1, y2))
+    }
+
+    /// This normalized rectangle in pixels of an image of `width × height`.
+    public func scaled(width w: Double, height h: Double) -> Rect {
+        Rect(x: x * w, y: y * h, width: width * w, height: height * h)
+    }
+
+    /// The same normalized rectangle with a lower-left origin (Apple Vision's convention).
+    public var flippedVertically: Rect { Rect(x: x, y: 1 - maxY, width: width, height: height) }
+
+    public var description: String { "(\(x), \(y), \(width)x\(height))" }
+}

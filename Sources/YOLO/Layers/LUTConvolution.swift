@@ -20,9 +20,11 @@ public struct LUTConvolution: Layer {
     /// Floats of expanded weights a block may hold: 262,144 (1 MB).
     public static let blockFloats = 262_144
 
+    /// - Parameter blockFloats: the most expanded weights held at once (default `LUTConvolution.blockFloats`);
+    ///   a block always holds at least one output channel.
     /// - Precondition: the code and bias counts match the shapes (the model-file reader checks this).
     public init(input: Int, inputShape: Shape, filters: Int, size: Int, stride: Int, padding: Int,
-                activation: Activation, weights: LUTWeights, biases: FloatBuffer) {
+                activation: Activation, weights: LUTWeights, biases: FloatBuffer, blockFloats: Int = LUTConvolution.blockFloats) {
         let steps = ConvolutionSteps(inputShape: inputShape, filters: filters, size: size, stride: stride,
                                      padding: padding, activation: activation)
         precondition(weights.rows == filters && weights.rowLength == steps.patchLength,
@@ -32,7 +34,7 @@ public struct LUTConvolution: Layer {
         self.steps = steps
         self.weights = weights
         self.biases = biases
-        self.blockRows = max(1, min(filters, LUTConvolution.blockFloats / steps.patchLength))
+        self.blockRows = max(1, min(filters, blockFloats / steps.patchLength))
     }
 
     public var outputShape: Shape { steps.outputShape }

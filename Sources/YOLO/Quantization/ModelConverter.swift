@@ -114,7 +114,8 @@ public enum ModelConverter {
             let start = ContinuousClock.now
             let rows = parameters.biases.count
             let weights = quantizer.quantize(parameters.weights.buffer, rows: rows)
-            let error = WeightError(parameters.weights.buffer, weights.expanded().buffer)
+            let expanded = weights.expanded()
+            let error = withExtendedLifetime((parameters, expanded)) { WeightError(parameters.weights.buffer, expanded.buffer) }
             result.convolutions[index] = nil
             result.quantizedConvolutions[index] = QuantizedConvolution(weights: weights, biases: parameters.biases)
             let seconds = Double((ContinuousClock.now - start).components.attoseconds) / 1e18

@@ -57,7 +57,8 @@ public struct LayerWeightComparison: Sendable {
             for i in 0..<pa.biases.count { biasError = max(biasError, abs(pa.biases[i] - pb.biases[i])) }
             let sa = a.storage(ofLayer: index), sb = b.storage(ofLayer: index)
             rows.append(LayerWeightComparison(layer: index, storageA: sa.name, storageB: sb.name, bytesA: sa.bytes, bytesB: sb.bytes,
-                                              weights: pa.weights.count, error: WeightError(pa.weights.buffer, pb.weights.buffer),
+                                              weights: pa.weights.count,
+                                              error: withExtendedLifetime((pa, pb)) { WeightError(pa.weights.buffer, pb.weights.buffer) },
                                               biasMaxError: biasError))
         }
         return rows

@@ -1,0 +1,58 @@
+import Foundation
+import YOLO
+
+/// The accuracy report shared by `yolo convert --report` and `yolo compare`.
+enum ModelComparison {
+    /// The IoU a quantized detection needs to match a float one, by code width.
+    static func defaultMatchIoU(for type: LUTType?) -> Double {
+        switch type {
+        case .lut4: return 0.8
+        case .lut6: return 0.85
+        default: return 0.9
+        }
+    }
+
+    /// Prints per-layer weight errors of `candidate` against `reference`, then, on `inputs`, the
+    /// agreement of their raw heads (`.npy` input blobs) and of their detections (image files).
+    static func printReport(reference: Model, candidate: Model, images inputs: [String], matchIoU: Double) throws {
+        let rows = try LayerWeightComparison.compare(reference, candidate)
+        print("layer  storage A            storage B              bytes A    bytes B   weights        RMSE   rel RMSE   max |dw|  max |db|")
+        for row in rows {
+            print(String(format: "%5d  %-20@ %-20@ %9d  %9d  %8d  %10.3g  %9.3g  %9.3g  %8.2g", row.layer,
+                         row.storageA, row.storageB, row.bytesA, row.bytesB, row.weights, row.error.rmse,
+                         row.error.rms > 0 ? row.error.rmse / row.error.rms : 0, row.error.maxError, row.biasMaxError))
+        }
+        let totalA = rows.reduce(0) { $0 + $1.bytesA }, totalB = rows.reduce(0) { $0 + $1.bytesB }
+        print("parameter bytes: \(totalA) (A) vs \(totalB) (B)")
+
+        let blobs = inputs.filter { $0.hasSuffix(".npy") }
+        let images = inputs.filter { !$0.hasSuffix(".npy") }
+        if !blobs.isEmpty {
+            var worst: [Float] = []
+            for path in blobs {
+                let input = try Tensor.readNumPy(path)
+                let a = try Network(model: reference, width: input.shape.width, height: input.shape.height)
+                let b = try Network(model: candidate, width: input.shape.width, height: input.shape.height)
+                let differences = try HeadAgreement.maxDifferences(a, b, input: input)
+                worst = worst.isEmpty ? differences : zip(worst, differences).map { max($0, $1) }
+                print("\(path): max |dhead| " + differences.map { String(format: "%.4g", $0) }.joined(separator: ", "))
+            }
+            print("raw heads over \(blobs.count) inputs: max |dhead| " + worst.map { String(format: "%.4g", $0) }.joined(separator: ", "))
+        }
+        if !images.isEmpty {
+            let agreement = try detectionAgreement(reference: reference, candidate: candidate, images: images, matchIoU: matchIoU)
+            print("detections over \(images.count) images: \(agreement.summary)")
+        }
+    }
+
+    /// Runs both models on every image (default detection options) and matches their detections.
+    static func detectionAgreement(reference: Model, candidate: Model, images: [String], matchIoU: Double) throws -> DetectionAgreement {
+        var agreement = DetectionAgreement(iouThreshold: matchIoU)
+        let a = try Detector(model: reference), b = try Detector(model: candidate)
+        for path in images {
+            let image = try loadImage(path)
+            agreement.add(reference: try a.detect(image), candidate: try b.detect(image))
+        }
+        return agreement
+    }
+}

@@ -24,6 +24,7 @@ struct Forward: ParsableCommand {
 
     func run() throws {
         let blob = try Tensor.readNumPy(input)
+        let before = MemoryStatus.summary()
         let loaded = try model.load(withNames: false)
         let network = try Network(model: loaded, width: blob.shape.width, height: blob.shape.height)
         try network.requireInput(blob.shape)
@@ -46,6 +47,11 @@ struct Forward: ParsableCommand {
             print("\(path): layer \(index) \(tensor.shape)")
         }
         print("forward pass: \(elapsed.formattedMilliseconds), \(BLAS.threads) BLAS thread(s), core \(BLAS.coreName)")
+        withExtendedLifetime((network, workspace)) {
+            printError("memory before loading the model: " + before)
+            printError(String(format: "memory after the forward pass (workspace arena %.1f MB): ", Double(workspace.arenaCount * 4) / 1e6)
+                       + MemoryStatus.summary())
+        }
     }
 }
 

@@ -100,6 +100,7 @@ extension ModelFile {
             if case .convolution = description.layers[$0] { return true }
             return false
         }
+        var records: [Int: TensorRecord] = [:]
         let tensorCount = try reader.count("tensor count", elementSize: tensorRecordSize)
         guard tensorCount == convolutions.count else {
             throw reader.failure("\(tensorCount) tensors for \(convolutions.count) convolutions")
@@ -111,6 +112,7 @@ extension ModelFile {
             let (patch, o1) = inChannels.multipliedReportingOverflow(by: spec.size * spec.size)
             guard !o1, patch <= size * 8 else { throw reader.failure("\(inChannels)x\(spec.size)x\(spec.size) weights per filter cannot fit in the file") }
             let record = try layout.readRecord(&reader, layer: index, filters: spec.filters, rowLength: patch)
+            records[index] = record
             switch record {
             case .float(let p): model.convolutions[index] = p
             case .lut(let q):
@@ -121,6 +123,13 @@ extension ModelFile {
         _ = try reader.string("note")
         if reader.remaining > 0 && minor <= minorVersion {
             throw reader.failure("\(reader.remaining) unexpected bytes after the metadata")
+        }
+        if residency == .expanded && convolutions.contains(where: { if case .lut = records[$0] { return true }; return false }) {
+            // The codes are expanded, so copy the few float blobs (biases, float layers) too and
+            // let the mapping go: otherwise its pages would stay resident for a few kilobytes.
+            for (index, p) in model.convolutions {
+                model.convolutions[index] = ConvolutionParameters(weights: FloatStorage.copy(p.weights), biases: FloatStorage.copy(p.biases))
+            }
         }
         return model
     }

@@ -45,20 +45,22 @@ public enum ModelFile {
         var lanes = (basis, basis ^ 1, basis ^ 2, basis ^ 3)
         let words = bytes.count / 8
         let skip = checksumOffset / 8
-        func word(_ i: Int) -> UInt64 {
-            i == skip ? 0 : UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self))
+        guard let base = bytes.baseAddress else { return basis }
+        @inline(__always) func word(_ i: Int) -> UInt64 {
+            UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self))
         }
         var i = 0
         while i + 4 <= words {
             lanes.0 = (lanes.0 ^ word(i)) &* prime
             lanes.1 = (lanes.1 ^ word(i + 1)) &* prime
             lanes.2 = (lanes.2 ^ word(i + 2)) &* prime
-            lanes.3 = (lanes.3 ^ word(i + 3)) &* prime
+            lanes.3 = (lanes.3 ^ (i + 3 == skip ? 0 : word(i + 3))) &* prime
             i += 4
         }
-        if i < words { lanes.0 = (lanes.0 ^ word(i)) &* prime }
-        if i + 1 < words { lanes.1 = (lanes.1 ^ word(i + 1)) &* prime }
-        if i + 2 < words { lanes.2 = (lanes.2 ^ word(i + 2)) &* prime }
+        // The header's checksum word is word 3, always inside the first full group of a valid file.
+        if i < words { lanes.0 = (lanes.0 ^ (i == skip ? 0 : word(i))) &* prime }
+        if i + 1 < words { lanes.1 = (lanes.1 ^ (i + 1 == skip ? 0 : word(i + 1))) &* prime }
+        if i + 2 < words { lanes.2 = (lanes.2 ^ (i + 2 == skip ? 0 : word(i + 2))) &* prime }
         var h = basis
         for lane in [lanes.0, lanes.1, lanes.2, lanes.3] { h = (h ^ lane) &* prime }
         return h

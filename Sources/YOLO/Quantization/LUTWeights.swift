@@ -80,16 +80,42 @@ public struct LUTWeights: Sendable {
         }
     }
 
-    /// All weights as floats, `[rows][rowLength]`, in memory owned by the returned buffer.
+    /// All weights as floats, `[rows][rowLength]`, in memory owned by the returned buffer
+    /// (written in place: no temporary array).
     public func expanded() -> FloatBuffer {
-        var values = [Float](repeating: 0, count: count)
-        values.withUnsafeMutableBufferPointer { expand(rows: 0..<rows, into: $0.baseAddress!) }
-        return FloatBuffer(values)
+        FloatStorage.buffer(count: count) { expand(rows: 0..<rows, into: $0) }
     }
 
     /// The codes, unpacked (one per element; for tests and reports).
     public func unpackedCodes() -> [UInt8] {
         let traits = type.traits
         return (0..<count).map { traits.code(codes.pointer, at: $0) }
+    }
+}
+
+/// Float memory allocated once and filled in place, owned by the `FloatBuffer` that borrows it.
+///
+/// Large weight buffers built through a temporary `[Float]` cost a second copy, and glibc keeps
+/// the freed temporaries in its heap, so resident memory would grow by the copies.
+final class FloatStorage: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<Float>
+
+    private init(count: Int) {
+        pointer = .allocate(capacity: max(count, 1))
+        pointer.initialize(repeating: 0, count: count)
+    }
+
+    deinit { pointer.deallocate() }
+
+    /// A buffer of `count` floats written by `fill`.
+    static func buffer(count: Int, fill: (UnsafeMutablePointer<Float>) -> Void) -> FloatBuffer {
+        let storage = FloatStorage(count: count)
+        fill(storage.pointer)
+        return FloatBuffer(borrowing: storage.pointer, count: count, owner: storage)
+    }
+
+    /// An owned copy of `source`.
+    static func copy(_ source: FloatBuffer) -> FloatBuffer {
+        buffer(count: source.count) { $0.update(from: source.pointer, count: source.count) }
     }
 }

@@ -14,11 +14,13 @@ let package = Package(
     targets: [
         // C libraries come in only through system-library targets (module map + one-line shim header).
         .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
-        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        // JPEG through libjpeg-turbo's TurboJPEG API: it reports errors as return codes, where the
+        // classic libjpeg API longjmps (which Swift cannot survive).
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         // glibc's malloc statistics, for the test that checks a forward pass allocates nothing.
         .systemLibrary(name: "CMallocInfo"),
-        .target(name: "YOLO", dependencies: ["COpenBLAS", "CJPEG", "CPNG"]),
+        .target(name: "YOLO", dependencies: ["COpenBLAS", "CTurboJPEG", "CPNG"]),
         .executableTarget(
             name: "yolo",
             dependencies: ["YOLO", .product(name: "ArgumentParser", package: "swift-argument-parser")]),

@@ -18,6 +18,10 @@ public enum YOLOError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidImage(path: String, message: String)
     /// A command-line option or API argument has an unacceptable value.
     case invalidArgument(String)
+    /// A JSON input (COCO annotations, COCO results) is not valid JSON, lacks a key, holds a value of the wrong
+    /// type or an inconsistent value (a duplicate id, a reference to an unknown image). `location` is the path
+    /// inside the document, e.g. `annotations[12].bbox`, or empty for the document as a whole.
+    case invalidJSON(path: String, location: String, message: String)
 
     public var description: String {
         switch self {
@@ -36,6 +40,8 @@ public enum YOLOError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(path): \(message)"
         case .invalidArgument(let message):
             return message
+        case .invalidJSON(let path, let location, let message):
+            return location.isEmpty ? "\(path): \(message)" : "\(path): \(location): \(message)"
         }
     }
 }

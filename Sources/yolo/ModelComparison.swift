@@ -50,7 +50,7 @@ enum ModelComparison {
         var agreement = DetectionAgreement(iouThreshold: matchIoU)
         let a = try Detector(model: reference), b = try Detector(model: candidate)
         for path in images {
-            let image = try loadImage(path)
+            let image = try Image(contentsOf: path)
             agreement.add(reference: try a.detect(image), candidate: try b.detect(image))
         }
         return agreement

@@ -7,7 +7,8 @@ public struct DetectionOptions: Sendable, Equatable {
         /// Letterbox (the default): keep the aspect ratio, pad with 0.5 gray. Pixel-for-pixel what
         /// `darknet detect` feeds the network (darknet's bilinear resize, integer offsets).
         case scaleFit
-        /// Stretch to the network input, ignoring the aspect ratio (resampled with half-pixel bilinear).
+        /// Stretch to the network input, ignoring the aspect ratio (resampled like OpenCV's `INTER_LINEAR`,
+        /// so the input equals `cv2.dnn.blobFromImage`'s).
         case scaleFill
         /// Scale so the shorter side fits and crop the centre to the network's aspect ratio.
         case centerCrop

@@ -151,6 +151,24 @@ public final class Detector: Sendable {
         }.map(\.element)
     }
 
+    /// Checks everything about `options` that does not depend on an image: class names, a fixed input
+    /// size, the region of interest's range and the thresholds.
+    public func validate(_ options: DetectionOptions) throws {
+        _ = try allowedClasses(options.classes)
+        if case .fixed = options.inputSize { _ = try networkSize(for: options, regionWidth: 1, regionHeight: 1) }
+        if case .automatic = options.inputSize { _ = try networkSize(for: options, regionWidth: 1, regionHeight: 1) }
+        _ = try Geometry.region(of: options.regionOfInterest, width: 1_000_000, height: 1_000_000)
+        guard options.confidenceThreshold >= 0, options.confidenceThreshold < 1 else {
+            throw YOLOError.invalidArgument("confidence threshold must be in [0, 1), got \(options.confidenceThreshold)")
+        }
+        guard options.iouThreshold > 0, options.iouThreshold <= 1 else {
+            throw YOLOError.invalidArgument("IoU threshold must be in (0, 1], got \(options.iouThreshold)")
+        }
+        if let limit = options.maximumDetections, limit < 1 {
+            throw YOLOError.invalidArgument("maximum detections must be at least 1, got \(limit)")
+        }
+    }
+
     /// Resolves class selectors to indices; nil means all classes.
     public func allowedClasses(_ selectors: Set<DetectionOptions.ClassSelector>?) throws -> Set<Int>? {
         guard let selectors else { return nil }

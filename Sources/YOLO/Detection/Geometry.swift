@@ -110,7 +110,7 @@ public enum Geometry {
             let inverse = BoxTransform(scaleX: Double(cw) / W, offsetX: Double(crop.x) / W,
                                        scaleY: Double(ch) / H, offsetY: Double(crop.y) / H)
             return InputPlan(networkWidth: nw, networkHeight: nh, source: crop, resizedWidth: nw, resizedHeight: nh,
-                             placeX: 0, placeY: 0, kernel: .halfPixel, inverse: inverse)
+                             placeX: 0, placeY: 0, kernel: .openCVLinear, inverse: inverse)
         case .centerCrop:
             var source = crop
             if cw * nh > ch * nw {  // wider than the network: keep the full height
@@ -123,15 +123,23 @@ public enum Geometry {
             let inverse = BoxTransform(scaleX: Double(source.width) / W, offsetX: Double(source.x) / W,
                                        scaleY: Double(source.height) / H, offsetY: Double(source.y) / H)
             return InputPlan(networkWidth: nw, networkHeight: nh, source: source, resizedWidth: nw, resizedHeight: nh,
-                             placeX: 0, placeY: 0, kernel: .halfPixel, inverse: inverse)
+                             placeX: 0, placeY: 0, kernel: .openCVLinear, inverse: inverse)
         }
     }
 
     /// Builds the network input for `plan`: 3 × networkHeight × networkWidth floats in [0, 1],
     /// RGB planes, the resampled source placed on 0.5 gray.
     public static func makeInput(_ image: Image, plan: InputPlan, into destination: UnsafeMutablePointer<Float>) {
-        let source = PlanarImage(image, region: (plan.source.x, plan.source.y, plan.source.width, plan.source.height))
-        let resized = source.resized(width: plan.resizedWidth, height: plan.resizedHeight, kernel: plan.kernel)
+        let resized: PlanarImage
+        switch plan.kernel {
+        case .darknet:
+            let source = PlanarImage(image, region: (plan.source.x, plan.source.y, plan.source.width, plan.source.height))
+            resized = source.resized(width: plan.resizedWidth, height: plan.resizedHeight)
+        case .openCVLinear:
+            let bytes = image.resizedOpenCVLinear(region: plan.source, width: plan.resizedWidth, height: plan.resizedHeight)
+            resized = PlanarImage(Image(width: plan.resizedWidth, height: plan.resizedHeight, pixels: bytes),
+                                  region: (0, 0, plan.resizedWidth, plan.resizedHeight))
+        }
         let (nw, nh) = (plan.networkWidth, plan.networkHeight)
         let covers = plan.resizedWidth == nw && plan.resizedHeight == nh
         if !covers { destination.update(repeating: 0.5, count: 3 * nw * nh) }

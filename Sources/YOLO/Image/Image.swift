@@ -2,19 +2,50 @@
 ///
 /// Pixels are interleaved R, G, B, row-major, top row first, no padding:
 /// pixel (x, y) starts at `(y * width + x) * 3`.
+///
+/// Decoded images also carry what the decoder learned about the file: the upright size of the
+/// full-resolution original (`sourceWidth` x `sourceHeight`, larger than `width` x `height` only
+/// when a JPEG was decoded at a reduced DCT scale), the EXIF orientation found, and any warnings
+/// (for example a truncated JPEG whose missing rows were filled in by the decoder).
+///
+/// Equality compares size, pixels and the decoder's metadata.
 public struct Image: Sendable, Equatable {
+    /// Width in pixels.
     public let width: Int
+    /// Height in pixels.
     public let height: Int
     /// `width * height * 3` bytes.
     public var pixels: [UInt8]
+    /// Width in pixels of the full-resolution upright original this image was decoded from.
+    /// Equals `width` unless a JPEG was decoded at a reduced DCT scale (`ImageDecodingOptions.minimumSize`).
+    public let sourceWidth: Int
+    /// Height in pixels of the full-resolution upright original; see `sourceWidth`.
+    public let sourceHeight: Int
+    /// The EXIF orientation tag (1...8) found in the file, 1 when there was none or it was unreadable.
+    /// When it was applied (`ImageDecodingOptions.applyOrientation`), `pixels` are already upright.
+    public internal(set) var orientation: Int = 1
+    /// Non-fatal problems the decoder reported, one line each (for example "premature end of JPEG
+    /// file": the image is partial, the missing part filled by the decoder). Empty for a clean file.
+    public internal(set) var decodeWarnings: [String] = []
 
     /// Wraps RGB pixels. - Precondition: `pixels.count == width * height * 3`.
     public init(width: Int, height: Int, pixels: [UInt8]) {
+        self.init(width: width, height: height, pixels: pixels, sourceWidth: width, sourceHeight: height)
+    }
+
+    /// Wraps RGB pixels that were decoded at reduced scale from an original of `sourceWidth` x
+    /// `sourceHeight` upright pixels.
+    /// - Precondition: `pixels.count == width * height * 3`, source size at least the image size.
+    public init(width: Int, height: Int, pixels: [UInt8], sourceWidth: Int, sourceHeight: Int) {
         precondition(width > 0 && height > 0 && pixels.count == width * height * 3,
                      "Image: \(pixels.count) bytes for \(width)x\(height) RGB")
+        precondition(sourceWidth >= width && sourceHeight >= height,
+                     "Image: source size \(sourceWidth)x\(sourceHeight) smaller than \(width)x\(height)")
         self.width = width
         self.height = height
         self.pixels = pixels
+        self.sourceWidth = sourceWidth
+        self.sourceHeight = sourceHeight
     }
 
     /// The (r, g, b) of pixel (x, y).

@@ -5,11 +5,12 @@
 ///   pass first, all arithmetic in float32. The last output column copies the last input column and the
 ///   last output row gets only the `(1 − dy)` term — darknet's quirks, kept so that `.scaleFit` is
 ///   pixel-for-pixel what `darknet detect` feeds the network.
-/// - `halfPixel`: centre-aligned (`src = (dst + 0.5) · scale − 0.5`, clamped to the edge), the geometry
-///   of OpenCV's `INTER_LINEAR`, computed in float.
+/// - `openCVLinear`: OpenCV's `cv::resize(..., INTER_LINEAR)` on 8-bit pixels, bit for bit (see
+///   `Image.resizedOpenCVLinear`): centre-aligned, 11-bit fixed-point weights, result rounded to 8 bits,
+///   then divided by 255 — what `cv2.dnn.blobFromImage` feeds a network.
 public enum ResampleKernel: Sendable {
     case darknet
-    case halfPixel
+    case openCVLinear
 }
 
 /// A planar float image: `channels` planes of `height × width` values.
@@ -51,13 +52,10 @@ public struct PlanarImage: Sendable {
         self.init(width: region.width, height: region.height, channels: 3, values: values)
     }
 
-    /// This image resampled to `width × height` with `kernel`.
-    public func resized(width outW: Int, height outH: Int, kernel: ResampleKernel) -> PlanarImage {
+    /// This image resampled to `width × height` with darknet's `resize_image`.
+    public func resized(width outW: Int, height outH: Int) -> PlanarImage {
         precondition(outW > 0 && outH > 0, "resized: empty target")
-        switch kernel {
-        case .darknet: return darknetResized(width: outW, height: outH)
-        case .halfPixel: return halfPixelResized(width: outW, height: outH)
-        }
+        return darknetResized(width: outW, height: outH)
     }
 
     // MARK: darknet
@@ -97,47 +95,6 @@ public struct PlanarImage: Sendable {
                 if r == outH - 1 || height == 1 { continue }
                 let lower = upper + outW
                 for c in 0..<outW { result[destination + c] += dy * part[lower + c] }
-            }
-        }
-        return PlanarImage(width: outW, height: outH, channels: channels, values: result)
-    }
-
-    // MARK: half-pixel
-
-    /// Source index and weight of the next pixel for each output position along one axis.
-    private static func halfPixelTaps(input: Int, output: Int) -> [(index: Int, weight: Float)] {
-        let scale = Double(input) / Double(output)
-        return (0..<output).map { o in
-            let s = max(0, (Double(o) + 0.5) * scale - 0.5)
-            let i = Int(s)
-            if i >= input - 1 { return (input - 1, 0) }
-            return (i, Float(s - Double(i)))
-        }
-    }
-
-    private func halfPixelResized(width outW: Int, height outH: Int) -> PlanarImage {
-        let xs = PlanarImage.halfPixelTaps(input: width, output: outW)
-        let ys = PlanarImage.halfPixelTaps(input: height, output: outH)
-        var part = [Float](repeating: 0, count: outW * height * channels)
-        for k in 0..<channels {
-            for r in 0..<height {
-                let source = (k * height + r) * width
-                let destination = (k * height + r) * outW
-                for c in 0..<outW {
-                    let (i, w) = xs[c]
-                    let next = min(i + 1, width - 1)
-                    part[destination + c] = (1 - w) * values[source + i] + w * values[source + next]
-                }
-            }
-        }
-        var result = [Float](repeating: 0, count: outW * outH * channels)
-        for k in 0..<channels {
-            for r in 0..<outH {
-                let (i, w) = ys[r]
-                let upper = (k * height + i) * outW
-                let lower = (k * height + min(i + 1, height - 1)) * outW
-                let destination = (k * outH + r) * outW
-                for c in 0..<outW { result[destination + c] = (1 - w) * part[upper + c] + w * part[lower + c] }
             }
         }
         return PlanarImage(width: outW, height: outH, channels: channels, values: result)

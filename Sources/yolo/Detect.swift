@@ -1,0 +1,169 @@
+import ArgumentParser
+import Foundation
+import YOLO
+
+struct Detect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Detect objects in images and folders of images.",
+        discussion: """
+            Prints one line per detection (text), or one JSON object per image (json: an array; jsonl: one per \
+            line). Boxes are in pixels of the upright original image (EXIF orientation applied), clipped to it. \
+            Folders are walked for .jpg, .jpeg and .png files. A file that cannot be read is reported on stderr \
+            and skipped; the exit status is then 1.
+            """)
+
+    @Argument(help: "Image files or folders.")
+    var paths: [String] = []
+
+    @OptionGroup var model: DarknetModelOptions
+
+    @Option(help: "Confidence threshold: objectness × class probability must exceed it.")
+    var conf: Float = 0.25
+
+    @Option(help: "IoU above which a less confident box of the same class is suppressed.")
+    var iou: Float = 0.45
+
+    @Option(help: "How the image fits the network input: fit (letterbox, darknet's), fill (stretch), crop (centre crop).")
+    var scale: ScaleOption = .fit
+
+    @Option(help: "Region of interest x,y,w,h, normalized to the upright image (e.g. 0.5,0,0.5,1 for the right half).")
+    var roi: String?
+
+    @Option(help: "Network input size WxH (multiples of 32, e.g. 416x256) or auto (keeps the aspect ratio, 416² pixel budget).")
+    var size: String?
+
+    @Option(help: "Report only these classes (comma-separated names or indices).")
+    var classes: String?
+
+    @Flag(help: "Suppress overlapping boxes across classes, not per class.")
+    var agnostic = false
+
+    @Option(name: .customLong("max-det"), help: "Keep at most N detections per image.")
+    var maxDetections: Int?
+
+    @Option(help: "Threads for the matrix products.")
+    var threads: Int?
+
+    @Option(help: "Output format: text, json or jsonl.")
+    var format: OutputFormat = .text
+
+    @Option(help: "Write annotated copies (PNG or JPEG, like the input) into this folder.")
+    var save: String?
+
+    enum ScaleOption: String, ExpressibleByArgument, CaseIterable {
+        case fit, fill, crop
+        var scaling: DetectionOptions.Scaling {
+            switch self {
+            case .fit: return .scaleFit
+            case .fill: return .scaleFill
+            case .crop: return .centerCrop
+            }
+        }
+    }
+
+    enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+        case text, json, jsonl
+    }
+
+    func validate() throws {
+        guard !paths.isEmpty else { throw ValidationError("give at least one image file or folder") }
+        guard conf >= 0, conf < 1 else { throw ValidationError("--conf must be in [0, 1), got \(conf)") }
+        guard iou > 0, iou <= 1 else { throw ValidationError("--iou must be in (0, 1], got \(iou)") }
+        if let maxDetections, maxDetections < 1 { throw ValidationError("--max-det must be at least 1") }
+        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+    }
+
+    /// The request options the flags describe.
+    func detectionOptions() throws -> DetectionOptions {
+        var options = DetectionOptions()
+        options.confidenceThreshold = conf
+        options.iouThreshold = iou
+        options.scaling = scale.scaling
+        options.classAgnostic = agnostic
+        options.maximumDetections = maxDetections
+        if let roi {
+            let parts = roi.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard parts.count == 4, let x = parts[0], let y = parts[1], let w = parts[2], let h = parts[3] else {
+                throw YOLOError.invalidArgument("--roi must be x,y,w,h (four numbers in [0, 1]), got '\(roi)'")
+            }
+            options.regionOfInterest = Rect(x: x, y: y, width: w, height: h)
+        }
+        if let size {
+            if size.lowercased() == "auto" {
+                options.inputSize = .automatic(pixelBudget: 416 * 416)
+            } else if let (w, h) = try parseSize(size) {
+                options.inputSize = .fixed(width: w, height: h)
+            }
+        }
+        if let classes {
+            options.classes = Set(classes.split(separator: ",").map { item in
+                let name = item.trimmingCharacters(in: .whitespaces)
+                return Int(name).map(DetectionOptions.ClassSelector.index) ?? .label(name)
+            })
+        }
+        return options
+    }
+
+    func run() throws {
+        let options = try detectionOptions()
+        if let threads { BLAS.threads = threads }
+        let detector = try Detector(model: model.load())
+        try detector.validate(options)  // bad options fail before any image is read
+        if let save { try ImageFiles.makeFolder(save) }
+        var failures = 0
+        let files = ImageFiles.collect(paths) { error in
+            failures += 1
+            printError("yolo: error: \(error)")
+        }
+        var reports: [String] = []
+        var saved = SavedNames()
+        for file in files {
+            do {
+                let start = ContinuousClock.now
+                let image = try Image(contentsOf: file)
+                for warning in image.decodeWarnings { printError("yolo: warning: \(file): \(warning)") }
+                let detections = try detector.detect(image, options: options)
+                let elapsed = ContinuousClock.now - start
+                let report = DetectionReport(path: file, image: image, detections: detections, elapsed: elapsed)
+                switch format {
+                case .text: print(report.text())
+                case .jsonl: print(report.json(pretty: false))
+                case .json: reports.append(report.json(pretty: true))
+                }
+                if let save {
+                    try image.annotated(with: detections, classCount: detector.model.description.classCount)
+                        .write(to: saved.path(for: file, in: save))
+                }
+            } catch let error as YOLOError {
+                failures += 1
+                printError("yolo: error: \(error)")
+            }
+        }
+        if format == .json {
+            print("[\n" + reports.map { $0.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") }.joined(separator: ",\n") + "\n]")
+        }
+        if failures > 0 {
+            printError("yolo: \(failures) input(s) failed")
+            throw ExitCode.failure
+        }
+    }
+}
+
+/// Output file names for `--save`, unique even when two inputs share a name.
+struct SavedNames {
+    private var used: Set<String> = []
+
+    mutating func path(for input: String, in folder: String) -> String {
+        let url = URL(fileURLWithPath: input)
+        let stem = url.deletingPathExtension().lastPathComponent
+        let ext = url.pathExtension.isEmpty ? "png" : url.pathExtension
+        var name = "\(stem).\(ext)"
+        var n = 2
+        while used.contains(name) {
+            name = "\(stem)-\(n).\(ext)"
+            n += 1
+        }
+        used.insert(name)
+        return (folder as NSString).appendingPathComponent(name)
+    }
+}

@@ -1,0 +1,104 @@
+import ArgumentParser
+import Foundation
+import YOLO
+
+/// `yolo eval`: COCO mAP of a results file, or of the model run over an annotated image set.
+struct Eval: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Score detections against COCO annotations: the 12 mAP/mAR figures, computed as pycocotools does.",
+        discussion: """
+            Score an existing COCO results file:
+              yolo eval --annotations instances.json --results results.json
+            Or run the model over every image of the annotation file first:
+              yolo eval --images DIR --annotations instances.json --results OUT.json
+            Results for images not in the annotations are skipped and counted. Ctrl-C during a run stops after \
+            the current image, writes the partial results and scores the images covered (exit status 130). \
+            Images that cannot be read are reported, left out of the figures, and make the exit status 1.
+            """)
+
+    @Option(help: "COCO instances annotation file (images, annotations, categories).")
+    var annotations: String
+
+    @Option(help: "COCO results file: read and scored, or, with --images, written.")
+    var results: String?
+
+    @Option(help: "Folder with the annotation file's images: run the model over them.")
+    var images: String?
+
+    @OptionGroup var model: DarknetModelOptions
+
+    @Option(help: "Confidence threshold for the model's detections (mAP wants a low one).")
+    var conf: Float = 0.005
+
+    @Option(help: "IoU above which a less confident box of the same class is suppressed.")
+    var iou: Float = 0.45
+
+    @Option(help: "How an image fits the network input: fit (letterbox, darknet's), fill (stretch), crop (centre crop).")
+    var scale: Detect.ScaleOption = .fit
+
+    @Option(help: "EXIF orientation: ignore (darknet's valid and COCO's boxes use the stored pixel grid) or apply.")
+    var exif: Exif = .ignore
+
+    @Option(help: "Network input size WxH (multiples of 32; default: the cfg's).")
+    var size: String?
+
+    @Option(name: .customLong("category-map"),
+            help: "Class → COCO category: coco80 (darknet's 80-class table), names (match class names), auto.")
+    var categoryMap: CategoryMapChoice = .auto
+
+    @Option(help: "Run over the first N images of the annotation file only.")
+    var limit: Int?
+
+    @Flag(name: .customLong("per-class"), help: "Also print AP@[.5:.95] and AP@.5 per category.")
+    var perClass = false
+
+    @Option(help: "Output: text (pycocotools' layout, 3 decimals) or json (full precision).")
+    var format: Format = .text
+
+    // MARK: Option types
+
+    enum Exif: String, ExpressibleByArgument, CaseIterable {
+        case ignore, apply
+    }
+
+    enum CategoryMapChoice: String, ExpressibleByArgument, CaseIterable {
+        case auto, coco80, names
+    }
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+    }
+
+    // MARK: Running
+
+    func validate() throws {
+        if images == nil {
+            guard results != nil else { throw ValidationError("give --results FILE to score, or --images DIR to run the model") }
+            if model.cfg != nil || model.weights != nil || model.names != nil || limit != nil || size != nil || exif != .ignore {
+                throw ValidationError("--cfg, --weights, --names, --size, --exif and --limit need --images (a model run)")
+            }
+        }
+        guard conf >= 0, conf < 1 else { throw ValidationError("--conf must be in [0, 1), got \(conf)") }
+        guard iou > 0, iou <= 1 else { throw ValidationError("--iou must be in (0, 1], got \(iou)") }
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+    }
+
+    func run() throws {
+        let truth = try COCOAnnotations(contentsOf: annotations)
+        let report: EvalReport
+        if images != nil {
+            let outcome = try detectAll(truth: truth)
+            if let results { try COCOResults.write(outcome.results, to: results) }
+            let evaluation = COCOEvaluator(annotations: truth).evaluate(outcome.results, imageIDs: outcome.covered)
+            report = EvalReport(evaluation: evaluation, truth: truth, resultCount: outcome.results.count, run: outcome)
+        } else {
+            let loaded = try COCOResults.load(results!)
+            report = EvalReport(evaluation: COCOEvaluator(annotations: truth).evaluate(loaded), truth: truth,
+                                resultCount: loaded.count, run: nil)
+        }
+        for warning in report.warnings { printError("yolo: warning: \(warning)") }
+        print(format == .json ? report.json(perClass: perClass) : report.text(perClass: perClass))
+        if report.run?.interrupted == true { throw ExitCode(130) }
+        if let run = report.run, run.failed > 0 { throw ExitCode.failure }  // like `yolo detect`: scripts notice
+    }
+}

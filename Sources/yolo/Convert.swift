@@ -34,6 +34,12 @@ struct Convert: ParsableCommand {
     @Option(name: .customLong("keep-float"), help: "Convolutions kept float32: none, or a comma-separated list of first, last, heads and layer indices.")
     var keepFloat: String = "first"
 
+    @Option(name: .customLong("lut8-layers"), help: "Convolutions given 8-bit codes whatever --quantize says: none, or a list as for --keep-float (default: heads for lut6 and lut4, none for lut8).")
+    var lut8Layers: String?
+
+    @Option(parsing: .upToNextOption, help: "Calibration images or .npy input blobs: their mean activations let the biases absorb the mean output shift of quantized weights.")
+    var calibrate: [String] = []
+
     @Option(parsing: .upToNextOption, help: "After converting, compare float and converted detections on these images.")
     var report: [String] = []
 
@@ -59,6 +65,7 @@ struct Convert: ParsableCommand {
         settings.granularity = granularity
         settings.method = method
         settings.keepFloat = try FloatLayerSelector.parseList(keepFloat)
+        settings.eightBit = try lut8Layers.map(FloatLayerSelector.parseList) ?? ConversionSettings.defaultEightBit(for: settings.type)
         return settings
     }
 
@@ -74,8 +81,13 @@ struct Convert: ParsableCommand {
         let start = ContinuousClock.now
         let float = try model.load()
         printError("loaded \(model.cfg ?? Defaults.cfg): \(float.convolutions.count) convolutions")
-        let converted = try ModelConverter.convert(float, settings: settings, progress: printError)
-        try ModelFile.write(converted, to: output, note: settings.summary)
+        var converted = try ModelConverter.convert(float, settings: settings, progress: printError)
+        if !calibrate.isEmpty, !converted.quantizedConvolutions.isEmpty {
+            let inputs = try calibrate.map { try NetworkInput.load($0, for: float) }
+            converted = BiasCorrection.correct(converted, reference: float, tapMeans: try BiasCorrection.tapMeans(model: float, inputs: inputs))
+            printError("biases corrected with the mean activations of \(inputs.count) calibration inputs")
+        }
+        try ModelFile.write(converted, to: output, note: settings.summary + (calibrate.isEmpty ? "" : ", bias correction on \(calibrate.count) inputs"))
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
         print(String(format: "%@: %d bytes (%.3f MB), %@, converted in %.2f s", output, bytes, Double(bytes) / 1e6,
                      settings.summary, (ContinuousClock.now - start).seconds))

@@ -28,19 +28,23 @@ enum ModelComparison {
         let blobs = inputs.filter { $0.hasSuffix(".npy") }
         let images = inputs.filter { !$0.hasSuffix(".npy") }
         if !blobs.isEmpty {
-            var worst: [Float] = []
+            var worst: [Float] = [], squares: [Double] = []
             for path in blobs {
                 let input = try Tensor.readNumPy(path)
                 let a = try Network(model: reference, width: input.shape.width, height: input.shape.height)
                 let b = try Network(model: candidate, width: input.shape.width, height: input.shape.height)
-                let differences = try HeadAgreement.maxDifferences(a, b, input: input)
-                worst = worst.isEmpty ? differences : zip(worst, differences).map { max($0, $1) }
-                print("\(path): max |dhead| " + differences.map { String(format: "%.4g", $0) }.joined(separator: ", "))
+                let differences = try HeadAgreement.differences(a, b, input: input)
+                worst = worst.isEmpty ? differences.map(\.max) : zip(worst, differences).map { max($0, $1.max) }
+                squares = squares.isEmpty ? differences.map { $0.rms * $0.rms } : zip(squares, differences).map { $0 + $1.rms * $1.rms }
+                print("\(path): heads max |d| " + differences.map { String(format: "%.4g", $0.max) }.joined(separator: ", ")
+                      + ", rms " + differences.map { String(format: "%.4g", $0.rms) }.joined(separator: ", "))
             }
-            print("raw heads over \(blobs.count) inputs: max |dhead| " + worst.map { String(format: "%.4g", $0) }.joined(separator: ", "))
+            print("raw heads over \(blobs.count) inputs: max |d| " + worst.map { String(format: "%.4g", $0) }.joined(separator: ", ")
+                  + ", rms " + squares.map { String(format: "%.4g", ($0 / Double(blobs.count)).squareRoot()) }.joined(separator: ", "))
         }
         if !images.isEmpty {
             let agreement = try detectionAgreement(reference: reference, candidate: candidate, images: images, matchIoU: matchIoU)
+            for miss in agreement.misses { print("unmatched: \(miss)") }
             print("detections over \(images.count) images: \(agreement.summary)")
         }
     }
@@ -51,7 +55,7 @@ enum ModelComparison {
         let a = try Detector(model: reference), b = try Detector(model: candidate)
         for path in images {
             let image = try Image(contentsOf: path)
-            agreement.add(reference: try a.detect(image), candidate: try b.detect(image))
+            agreement.add(reference: try a.detect(image), candidate: try b.detect(image), image: (path as NSString).lastPathComponent)
         }
         return agreement
     }

@@ -19,6 +19,22 @@ public struct DetectionAgreement: Sendable {
     public private(set) var minimumIoU = 1.0
     /// Largest |Δ confidence| of a matched pair.
     public private(set) var maxConfidenceChange: Float = 0
+    /// The reference detections left unmatched, each with its best same-class candidate (if any).
+    public private(set) var misses: [Miss] = []
+
+    /// A reference detection without a match.
+    public struct Miss: Sendable, CustomStringConvertible {
+        public var image: String
+        public var reference: Detection
+        /// The candidate of the same class with the highest IoU, and that IoU.
+        public var nearest: (detection: Detection, iou: Double)?
+
+        public var description: String {
+            let found = nearest.map { String(format: "nearest candidate conf %.3f, IoU %.3f", $0.detection.confidence, $0.iou) }
+                ?? "no candidate of that class"
+            return String(format: "%@: %@ conf %.3f: %@", image, reference.label, reference.confidence, found)
+        }
+    }
 
     public init(iouThreshold: Double) {
         self.iouThreshold = iouThreshold
@@ -31,8 +47,8 @@ public struct DetectionAgreement: Sendable {
     /// Candidate detections left unmatched.
     public var unmatchedCandidates: Int { candidateCount - matched }
 
-    /// Adds one image's detections.
-    public mutating func add(reference: [Detection], candidate: [Detection]) {
+    /// Adds one image's detections; `image` names it in `misses`.
+    public mutating func add(reference: [Detection], candidate: [Detection], image: String = "") {
         referenceCount += reference.count
         candidateCount += candidate.count
         var used = [Bool](repeating: false, count: candidate.count)
@@ -44,7 +60,10 @@ public struct DetectionAgreement: Sendable {
                 let iou = reference[r].box.iou(candidate[c].box)
                 if iou > bestIoU { best = c; bestIoU = iou }
             }
-            guard best >= 0, bestIoU >= iouThreshold else { continue }
+            guard best >= 0, bestIoU >= iouThreshold else {
+                misses.append(Miss(image: image, reference: reference[r], nearest: best >= 0 ? (candidate[best], bestIoU) : nil))
+                continue
+            }
             used[best] = true
             matched += 1
             iouSum += bestIoU
@@ -61,16 +80,25 @@ public struct DetectionAgreement: Sendable {
     }
 }
 
-/// The largest |Δ| between two networks' raw head outputs on the same input, per head.
+/// How far two networks' raw head outputs lie apart on the same input, per head.
 public enum HeadAgreement {
-    /// Runs both networks (same input shape) on `input` and returns `max |a − b|` for each head.
+    /// One head's differences: largest |a − b| and root mean square of a − b.
+    public struct Difference: Sendable {
+        public var max: Float
+        public var rms: Double
+    }
+
+    /// Runs both networks (same input shape) on `input` and compares each head.
     ///
     /// - Throws: `YOLOError.invalidArgument` when the input does not fit the networks or their heads differ.
-    public static func maxDifferences(_ a: Network, _ b: Network, input: Tensor) throws -> [Float] {
+    public static func differences(_ a: Network, _ b: Network, input: Tensor) throws -> [Difference] {
         let headsA = try a.forward(input), headsB = try b.forward(input)
         guard headsA.count == headsB.count, zip(headsA, headsB).allSatisfy({ $0.shape == $1.shape }) else {
             throw YOLOError.invalidArgument("the two networks have different heads")
         }
-        return zip(headsA, headsB).map { $0.maxAbsDifference($1) }
+        return zip(headsA, headsB).map { x, y in
+            let squared = zip(x.values, y.values).reduce(0.0) { $0 + Double($1.0 - $1.1) * Double($1.0 - $1.1) }
+            return Difference(max: x.maxAbsDifference(y), rms: (squared / Double(max(x.values.count, 1))).squareRoot())
+        }
     }
 }

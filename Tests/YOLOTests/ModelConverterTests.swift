@@ -59,3 +59,19 @@ import Testing
         #expect(size <= bar, "\(type): \(size) bytes")
     }
 }
+
+@Suite struct ConversionSettingsTests {
+    @Test func eightBitLayersAndLeadingSelector() throws {
+        let description = try parse(tinyCfg())
+        #expect(try ModelConverter.floatLayers([.leading(3)], in: description) == [0, 2, 4])
+        #expect(FloatLayerSelector(token: "first3") == .leading(3))
+        #expect(FloatLayerSelector(token: "first0") == nil)
+        #expect(ConversionSettings.defaultEightBit(for: .lut8).isEmpty)
+        #expect(ConversionSettings.defaultEightBit(for: .lut4) == [.leading(3), .heads])
+        let converted = try ModelConverter.convert(try makeTestModel(), settings: ConversionSettings(type: .lut4, eightBit: [.heads]))
+        #expect(converted.quantizedConvolutions[2]?.weights.type == .lut4)
+        #expect(converted.quantizedConvolutions[4]?.weights.type == .lut8)
+        #expect(converted.quantizedConvolutions[10]?.weights.type == .lut8)
+        #expect(converted.convolutions.keys.sorted() == [0])
+    }
+}

@@ -32,3 +32,18 @@ import Testing
         #expect(DetectionAgreement(iouThreshold: 0.9).matchRate == 1)
     }
 }
+
+extension DetectionAgreementTests {
+    /// A box carrying two classes counts once per class; a candidate whose best class changed
+    /// still matches the reference's class when it carries it.
+    @Test func boxesWithSeveralClassesCountPerClass() {
+        var truck = detection(7, 0.3, 0.55)
+        truck.labels = [ClassScore(classIndex: 7, label: "truck", confidence: 0.55), ClassScore(classIndex: 2, label: "car", confidence: 0.4)]
+        var car = detection(2, 0.3, 0.6)
+        car.labels = [ClassScore(classIndex: 2, label: "car", confidence: 0.6), ClassScore(classIndex: 7, label: "truck", confidence: 0.5)]
+        var agreement = DetectionAgreement(iouThreshold: 0.9)
+        agreement.add(reference: [truck], candidate: [car])
+        #expect(agreement.referenceCount == 2 && agreement.matched == 2)
+        #expect(abs(agreement.maxConfidenceChange - 0.2) < 1e-6)
+    }
+}

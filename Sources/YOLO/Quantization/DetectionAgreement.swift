@@ -2,16 +2,17 @@ import Foundation
 
 /// How well a candidate model's detections reproduce a reference model's (e.g. quantized vs float).
 ///
-/// A reference detection is matched by the unmatched candidate detection of the same class with the
-/// highest IoU, if that IoU reaches `iouThreshold`; reference detections are taken most confident
-/// first. Accumulates over any number of images.
+/// Detections are compared as (box, class) pairs, as darknet reports them: a box whose `labels` hold
+/// several classes counts once per class, with that class's confidence. A reference pair is matched
+/// by the unmatched candidate pair of the same class with the highest IoU, if that IoU reaches
+/// `iouThreshold`; reference pairs are taken most confident first. Accumulates over any number of images.
 public struct DetectionAgreement: Sendable {
     public var iouThreshold: Double
-    /// Reference detections seen.
+    /// Reference (box, class) pairs seen.
     public private(set) var referenceCount = 0
-    /// Candidate detections seen.
+    /// Candidate (box, class) pairs seen.
     public private(set) var candidateCount = 0
-    /// Reference detections matched.
+    /// Reference pairs matched.
     public private(set) var matched = 0
     /// Sum of the IoUs of matched pairs.
     public private(set) var iouSum = 0.0
@@ -49,6 +50,7 @@ public struct DetectionAgreement: Sendable {
 
     /// Adds one image's detections; `image` names it in `misses`.
     public mutating func add(reference: [Detection], candidate: [Detection], image: String = "") {
+        let reference = Self.pairs(reference), candidate = Self.pairs(candidate)
         referenceCount += reference.count
         candidateCount += candidate.count
         var used = [Bool](repeating: false, count: candidate.count)
@@ -69,6 +71,21 @@ public struct DetectionAgreement: Sendable {
             iouSum += bestIoU
             minimumIoU = min(minimumIoU, bestIoU)
             maxConfidenceChange = max(maxConfidenceChange, abs(candidate[best].confidence - reference[r].confidence))
+        }
+    }
+
+    /// One detection per (box, class) pair: each entry of `labels` (or the best class when empty).
+    static func pairs(_ detections: [Detection]) -> [Detection] {
+        detections.flatMap { d -> [Detection] in
+            guard !d.labels.isEmpty else { return [d] }
+            return d.labels.map { score in
+                var single = d
+                single.classIndex = score.classIndex
+                single.label = score.label
+                single.confidence = score.confidence
+                single.labels = [score]
+                return single
+            }
         }
     }
 

@@ -31,10 +31,10 @@ for f in float lut8-per-channel lut6-per-channel lut4-per-channel; do
 done
 
 echo "== memory of one forward pass (yolo forward)"
-$Y forward --input $BLOB --out "$OUT/fw" 2>&1 >/dev/null | sed 's/^/darknet: /'
-$Y forward --model "$OUT/float.yolo" --input $BLOB --out "$OUT/fw" 2>&1 >/dev/null | sed 's/^/float.yolo: /'
+$Y forward --memory --input $BLOB --out "$OUT/fw" 2>&1 >/dev/null | sed 's/^/darknet: /'
+$Y forward --memory --model "$OUT/float.yolo" --input $BLOB --out "$OUT/fw" 2>&1 >/dev/null | sed 's/^/float.yolo: /'
 for r in expanded codes; do
-  $Y forward --model "$OUT/lut8-per-channel.yolo" --residency $r --input $BLOB --out "$OUT/fw" 2>&1 >/dev/null | sed "s/^/lut8 $r: /"
+  $Y forward --memory --model "$OUT/lut8-per-channel.yolo" --residency $r --input $BLOB --out "$OUT/fw" 2>&1 >/dev/null | sed "s/^/lut8 $r: /"
 done
 
 echo "== agreement with the float model"

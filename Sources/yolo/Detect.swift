@@ -50,6 +50,9 @@ struct Detect: ParsableCommand {
     @Option(help: "Write annotated copies (PNG or JPEG, like the input) into this folder.")
     var save: String?
 
+    @Flag(help: "Decode JPEGs at full size. By default a large JPEG is decoded at 1/2, 1/4 or 1/8 scale when that still covers the network input, which is much faster (--save always decodes at full size).")
+    var fullDecode = false
+
     enum ScaleOption: String, ExpressibleByArgument, CaseIterable {
         case fit, fill, crop
         var scaling: DetectionOptions.Scaling {
@@ -109,6 +112,8 @@ struct Detect: ParsableCommand {
         if let threads { BLAS.threads = threads }
         let detector = try Detector(model: model.load())
         try detector.validate(options)  // bad options fail before any image is read
+        // Annotated copies keep the original's size, so --save decodes at full size.
+        let decoding = fullDecode || save != nil ? ImageDecodingOptions() : detector.decodingOptions(for: options)
         if let save { try ImageFiles.makeFolder(save) }
         var failures = 0
         let files = ImageFiles.collect(paths) { error in
@@ -120,7 +125,7 @@ struct Detect: ParsableCommand {
         for file in files {
             do {
                 let start = ContinuousClock.now
-                let image = try Image(contentsOf: file)
+                let image = try Image(contentsOf: file, options: decoding)
                 for warning in image.decodeWarnings { printError("yolo: warning: \(file): \(warning)") }
                 let detections = try detector.detect(image, options: options)
                 let elapsed = ContinuousClock.now - start

@@ -4,17 +4,22 @@ import YOLO
 
 struct Forward: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the network on a .npy input blob and write raw layer outputs as .npy files.",
+        abstract: "Run the network on a .npy input blob or an image and write raw layer outputs as .npy files.",
         discussion: """
-            The input is float32 1xCxHxW (RGB planes in [0,1], as darknet feeds its network). \
-            The network is built for the blob's width and height. Writes DIR/<layer>.npy for each \
-            YOLO head, or for the layer named with --layer (index as in `yolo info`).
+            A .npy input is float32 1xCxHxW (RGB planes in [0,1], as darknet feeds its network); the network \
+            is built for its width and height. Any other input is read as an image (JPEG or PNG, EXIF \
+            orientation ignored like darknet) and letterboxed exactly as `darknet detect` does to the cfg's \
+            input size (or --size); the blob fed is written as DIR/input.npy. Writes DIR/layer<N>.npy for \
+            each YOLO head, or for each layer named with --layer (index as in `yolo info`).
             """)
 
     @OptionGroup var model: DarknetModelOptions
 
-    @Option(help: "Input blob (.npy, float32, 1xCxHxW).")
+    @Option(help: "Input: a .npy blob (float32, 1xCxHxW) or an image file.")
     var input: String
+
+    @Option(help: "Network input size WxH for an image input (default: the cfg's).")
+    var size: String?
 
     @Option(help: "Folder for the output .npy files (created if missing).")
     var out: String
@@ -22,10 +27,13 @@ struct Forward: ParsableCommand {
     @Option(help: "Write this layer's output instead of the YOLO heads (may be repeated).")
     var layer: [Int] = []
 
+    @Flag(help: "Print the process's memory (before loading the model, after the pass) on stderr.")
+    var memory = false
+
     func run() throws {
-        let blob = try Tensor.readNumPy(input)
-        let before = MemoryStatus.summary()
+        let before = memory ? MemoryStatus.summary() : ""
         let loaded = try model.load(withNames: false)
+        let blob = try input.lowercased().hasSuffix(".npy") ? Tensor.readNumPy(input) : letterboxed(loaded)
         let network = try Network(model: loaded, width: blob.shape.width, height: blob.shape.height)
         try network.requireInput(blob.shape)
         if let bad = layer.first(where: { $0 < 0 || $0 >= network.layers.count }) {
@@ -40,6 +48,9 @@ struct Forward: ParsableCommand {
         } catch {
             throw YOLOError.unreadableFile(path: out, reason: "cannot create folder")
         }
+        if !input.lowercased().hasSuffix(".npy") {
+            try blob.writeNumPy((out as NSString).appendingPathComponent("input.npy"))
+        }
         for index in layer.isEmpty ? network.headIndices : layer {
             let path = (out as NSString).appendingPathComponent("layer\(index).npy")
             let tensor = workspace.tensor(of: index)
@@ -47,11 +58,27 @@ struct Forward: ParsableCommand {
             print("\(path): layer \(index) \(tensor.shape)")
         }
         print("forward pass: \(elapsed.formattedMilliseconds), \(BLAS.threads) BLAS thread(s), core \(BLAS.coreName)")
-        withExtendedLifetime((network, workspace)) {
-            printError("memory before loading the model: " + before)
-            printError(String(format: "memory after the forward pass (workspace arena %.1f MB): ", Double(workspace.arenaCount * 4) / 1e6)
-                       + MemoryStatus.summary())
+        if memory {
+            withExtendedLifetime((network, workspace)) {
+                printError("memory before loading the model: " + before)
+                printError(String(format: "memory after the forward pass (workspace arena %.1f MB): ", Double(workspace.arenaCount * 4) / 1e6)
+                           + MemoryStatus.summary())
+            }
         }
+    }
+}
+
+extension Forward {
+    /// The image at `input`, letterboxed like `darknet detect` (stored pixel order, no EXIF rotation).
+    func letterboxed(_ model: Model) throws -> Tensor {
+        let image = try Image(contentsOf: input, options: ImageDecodingOptions(applyOrientation: false))
+        let (w, h) = try parseSize(size) ?? (model.description.inputShape.width, model.description.inputShape.height)
+        let crop = PixelRegion(x: 0, y: 0, width: image.width, height: image.height)
+        let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: .scaleFit,
+                                 networkWidth: w, networkHeight: h)
+        var values = [Float](repeating: 0, count: 3 * w * h)
+        values.withUnsafeMutableBufferPointer { Geometry.makeInput(image, plan: plan, into: $0.baseAddress!) }
+        return Tensor(shape: Shape(channels: 3, height: h, width: w), values: values)
     }
 }
 

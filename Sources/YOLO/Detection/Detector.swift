@@ -151,6 +151,31 @@ public final class Detector: Sendable {
         }.map(\.element)
     }
 
+    /// Decoding options that let a large JPEG be decoded at a reduced DCT scale (1/2, 1/4, 1/8) while
+    /// still giving the network at least as many pixels as it takes: the region of interest keeps at
+    /// least the network input size in both axes. For `.automatic` input sizes the budget's square side is used.
+    public func decodingOptions(for options: DetectionOptions) -> ImageDecodingOptions {
+        let (nw, nh): (Int, Int)
+        switch options.inputSize {
+        case .model: (nw, nh) = (model.description.inputShape.width, model.description.inputShape.height)
+        case .fixed(let w, let h): (nw, nh) = (w, h)
+        case .automatic(let budget):
+            let side = Int(Double(max(budget, 1)).squareRoot().rounded(.up))
+            (nw, nh) = (side, side)
+        }
+        let roi = options.regionOfInterest
+        let minimum = (width: Int((Double(nw) / max(roi.width, 1e-6)).rounded(.up)),
+                       height: Int((Double(nh) / max(roi.height, 1e-6)).rounded(.up)))
+        return ImageDecodingOptions(minimumSize: minimum)
+    }
+
+    /// Decodes the image at `path` (JPEGs at a reduced DCT scale when that still covers the network input,
+    /// see `decodingOptions(for:)`) and detects objects in it. Boxes are normalized to the full upright image.
+    public func detect(contentsOf path: String, options: DetectionOptions = DetectionOptions()) throws -> (image: Image, detections: [Detection]) {
+        let image = try Image(contentsOf: path, options: decodingOptions(for: options))
+        return (image, try detect(image, options: options))
+    }
+
     /// Checks everything about `options` that does not depend on an image: class names, a fixed input
     /// size, the region of interest's range and the thresholds.
     public func validate(_ options: DetectionOptions) throws {

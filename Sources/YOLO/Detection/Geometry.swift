@@ -41,6 +41,13 @@ public struct PixelRegion: Sendable, Equatable {
     public var y: Int
     public var width: Int
     public var height: Int
+
+    public init(x: Int, y: Int, width: Int, height: Int) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
 }
 
 /// Crop, scale and region-of-interest geometry.

@@ -16,10 +16,12 @@ enum ModelComparison {
     /// agreement of their raw heads (`.npy` input blobs) and of their detections (image files).
     static func printReport(reference: Model, candidate: Model, images inputs: [String], matchIoU: Double) throws {
         let rows = try LayerWeightComparison.compare(reference, candidate)
-        print("layer  storage A            storage B              bytes A    bytes B   weights        RMSE   rel RMSE   max |dw|  max |db|")
+        print("layer  storage A            storage B             bytes A    bytes B   weights        RMSE   rel RMSE   max |dw|  max |db|")
         for row in rows {
-            print(String(format: "%5d  %-20@ %-20@ %9d  %9d  %8d  %10.3g  %9.3g  %9.3g  %8.2g", row.layer,
-                         row.storageA, row.storageB, row.bytesA, row.bytesB, row.weights, row.error.rmse,
+            let storage = row.storageA.padding(toLength: 20, withPad: " ", startingAt: 0) + " "
+                + row.storageB.padding(toLength: 20, withPad: " ", startingAt: 0)
+            print(String(format: "%5d  %@ %9d  %9d  %8d  %10.3g  %9.3g  %9.3g  %8.2g", row.layer,
+                         storage, row.bytesA, row.bytesB, row.weights, row.error.rmse,
                          row.error.rms > 0 ? row.error.rmse / row.error.rms : 0, row.error.maxError, row.biasMaxError))
         }
         let totalA = rows.reduce(0) { $0 + $1.bytesA }, totalB = rows.reduce(0) { $0 + $1.bytesB }

@@ -37,7 +37,7 @@ public enum ModelFile {
     /// xor `l`), the four lane states then folded by one more FNV-1a pass. The header's checksum
     /// word counts as zero. Each step `h = (h ^ word) · prime` is a bijection of `h`, so any change
     /// confined to one word always changes the result; four lanes let the CPU overlap the multiplies
-    /// (about 1 ms for a 9 MB file). `bytes.count` must be a multiple of 8.
+    /// (well under 1 ms for a 9 MB file). `bytes.count` must be a multiple of 8.
     public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         precondition(bytes.count % 8 == 0, "ModelFile.checksum: length \(bytes.count) is not a multiple of 8")
         let prime: UInt64 = 0x0000_0100_0000_01B3

@@ -27,7 +27,11 @@ struct Forward: ParsableCommand {
     @Option(help: "Write this layer's output instead of the YOLO heads (may be repeated).")
     var layer: [Int] = []
 
+    @Flag(help: "Print the process's memory (before loading the model, after the pass) on stderr.")
+    var memory = false
+
     func run() throws {
+        let before = memory ? MemoryStatus.summary() : ""
         let loaded = try model.load(withNames: false)
         let blob = try input.lowercased().hasSuffix(".npy") ? Tensor.readNumPy(input) : letterboxed(loaded)
         let network = try Network(model: loaded, width: blob.shape.width, height: blob.shape.height)
@@ -54,6 +58,13 @@ struct Forward: ParsableCommand {
             print("\(path): layer \(index) \(tensor.shape)")
         }
         print("forward pass: \(elapsed.formattedMilliseconds) (first pass, cold), \(workspace.threads) thread(s), BLAS core \(BLAS.coreName)")
+        if memory {
+            withExtendedLifetime((network, workspace)) {
+                printError("memory before loading the model: " + before)
+                printError(String(format: "memory after the forward pass (workspace arena %.1f MB): ", Double(workspace.arenaCount * 4) / 1e6)
+                           + MemoryStatus.summary())
+            }
+        }
     }
 }
 

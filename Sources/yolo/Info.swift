@@ -6,7 +6,7 @@ struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show a model's layers: type, filters, size/stride, shapes, BFLOPs and parameters.")
 
-    @Argument(help: "A darknet .cfg file (default: the fetched yolov3-tiny.cfg).")
+    @Argument(help: "A darknet .cfg file or a SwiftYOLO model file (.yolo) (default: the fetched yolov3-tiny.cfg).")
     var model: String?
 
     @Option(help: "Darknet .weights file; when given, the weights are loaded and checked against the cfg.")
@@ -16,6 +16,9 @@ struct Info: ParsableCommand {
     var size: String?
 
     func run() throws {
+        if let model, model.hasSuffix(".\(ModelFile.fileExtension)") {
+            return try showModelFile(model)
+        }
         let cfg = model ?? Defaults.cfg
         let description = try ModelDescription(cfgPath: cfg)
         let (width, height) = try parseSize(size) ?? (description.inputShape.width, description.inputShape.height)
@@ -24,6 +27,27 @@ struct Info: ParsableCommand {
             _ = try DarknetWeights.load(weights, for: description)
         }
         print(LayerTable(description: description, geometry: geometry).render())
+    }
+
+    /// The layer table of a .yolo file, then how each convolution's weights are stored.
+    func showModelFile(_ path: String) throws {
+        let start = ContinuousClock.now
+        let loaded = try Model(contentsOf: path, residency: .codes)
+        let elapsed = ContinuousClock.now - start
+        let description = loaded.description
+        let (width, height) = try parseSize(size) ?? (description.inputShape.width, description.inputShape.height)
+        let geometry = try description.geometry(width: width, height: height)
+        print(LayerTable(description: description, geometry: geometry).render())
+        print("layer  storage                 parameter bytes")
+        var total = 0
+        for index in description.layers.indices {
+            guard case .convolution = description.layers[index] else { continue }
+            let storage = loaded.storage(ofLayer: index)
+            total += storage.bytes
+            print("\(String(repeating: " ", count: max(0, 5 - String(index).count)))\(index)  \(storage.name.padding(toLength: 22, withPad: " ", startingAt: 0))  \(storage.bytes)")
+        }
+        let fileBytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        print("\(path): \(fileBytes) bytes, parameters \(total) bytes, \(loaded.labels.count) labels, loaded and verified in \(elapsed.formattedMilliseconds)")
     }
 }
 

@@ -7,7 +7,7 @@ struct YOLOCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "yolo",
         abstract: "Tiny YOLOv3 object detection on the CPU, in Swift.",
-        subcommands: [Detect.self, Eval.self, Bench.self, Info.self, Forward.self])
+        subcommands: [Detect.self, Eval.self, Convert.self, Compare.self, Bench.self, Info.self, Forward.self])
 
     /// Parses and runs a subcommand. Every failure — a bad flag or a bad file — is one line on stderr
     /// and exit status 1 (swift-argument-parser's own usage errors would exit with 64).
@@ -44,8 +44,19 @@ struct DarknetModelOptions: ParsableArguments {
     @Option(help: "Class names, one per line (default: coco.names with the default model, else none).")
     var names: String?
 
+    @Option(name: .customLong("model"), help: "A SwiftYOLO model file (.yolo) to use instead of --cfg/--weights/--names.")
+    var modelFile: String?
+    @Option(help: "With --model: expanded (LUT codes become float32 at load, fastest) or codes (kept as codes, least memory).")
+    var residency: String = "expanded"
+
     /// Loads the model; `withNames: false` skips the names file (for commands that print no labels).
     func load(withNames: Bool = true) throws -> Model {
+        if let modelFile {
+            guard let mode = ["expanded": WeightResidency.expanded, "codes": .codes][residency] else {
+                throw YOLOError.invalidArgument("--residency must be expanded or codes; got '\(residency)'")
+            }
+            return try Model(contentsOf: modelFile, residency: mode)
+        }
         let names = names ?? (cfg == nil ? Defaults.names : nil)
         return try Model(cfg: cfg ?? Defaults.cfg, weights: weights ?? Defaults.weights, names: withNames ? names : nil)
     }

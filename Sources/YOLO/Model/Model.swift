@@ -10,6 +10,9 @@ public struct Model: Sendable {
     public var convolutions: [Int: ConvolutionParameters]
     /// Class names, index = class id. Empty when no names file was given.
     public var labels: [String]
+    /// Convolutions whose weights are kept as LUT codes, keyed by layer index (a model-file load with
+    /// `WeightResidency.codes`, or a conversion). A layer is either here or in `convolutions`.
+    public var quantizedConvolutions: [Int: QuantizedConvolution] = [:]
 
     public init(description: ModelDescription, convolutions: [Int: ConvolutionParameters], labels: [String]) {
         self.description = description

@@ -32,6 +32,10 @@ public struct Network: Sendable {
             let g = geometry[index]
             switch spec {
             case .convolution(let s):
+                if let quantized = model.quantizedConvolutions[index] {
+                    layers.append(try LUTConvolution(model: model, layer: index, spec: s, geometry: g, parameters: quantized))
+                    continue
+                }
                 guard let parameters = model.convolutions[index] else {
                     throw YOLOError.invalidConfig(path: description.path, line: s.line, message: "layer \(index) has no weights")
                 }

@@ -1,0 +1,130 @@
+import Foundation
+
+// MARK: - Writing
+
+extension ModelFile {
+    /// One blob to place: its bytes, in writing order.
+    private struct Blob {
+        var bytes: UnsafeRawBufferPointer
+        var offset = 0
+    }
+
+    /// Bytes of one tensor record in the metadata: layer u32, storage u8, bits u8, granularity u8,
+    /// reserved u8, then four blob references (offset u64, length u64): weights or codes, biases,
+    /// table, scales (the last two zero for float32).
+    static let tensorRecordSize = 8 + 4 * 16
+
+    /// Encodes `model` as a model file. Every convolution must have parameters, either float
+    /// (`convolutions`) or codes (`quantizedConvolutions`). Deterministic: the same model and note
+    /// give the same bytes.
+    ///
+    /// - Parameter note: free text stored in the file (e.g. the conversion settings).
+    public static func encode(_ model: Model, note: String = "") -> Data {
+        let description = model.description
+        let convolutionIndices = description.layers.indices.filter {
+            if case .convolution = description.layers[$0] { return true }
+            return false
+        }
+        // Keep every buffer alive while its bytes are copied.
+        var blobs: [Blob] = []
+        var owners: [AnyObject] = []
+        func raw(_ buffer: FloatBuffer) -> UnsafeRawBufferPointer {
+            owners.append(buffer)
+            return UnsafeRawBufferPointer(buffer.buffer)
+        }
+        for index in convolutionIndices {
+            if let q = model.quantizedConvolutions[index] {
+                owners.append(q.weights.codes)
+                blobs.append(Blob(bytes: UnsafeRawBufferPointer(q.weights.codes.buffer)))
+                blobs.append(Blob(bytes: raw(q.biases)))
+                blobs.append(Blob(bytes: raw(q.weights.table)))
+                blobs.append(Blob(bytes: raw(q.weights.scales)))
+            } else {
+                guard let p = model.convolutions[index] else {
+                    preconditionFailure("ModelFile.encode: layer \(index) has no parameters")
+                }
+                blobs.append(Blob(bytes: raw(p.weights)))
+                blobs.append(Blob(bytes: raw(p.biases)))
+            }
+        }
+        // The metadata's length does not depend on the offsets, so measure it first.
+        let metadataLength = metadata(model, indices: convolutionIndices, blobs: blobs, note: note).count
+        var cursor = roundUp(headerSize + metadataLength)
+        for i in blobs.indices {
+            blobs[i].offset = cursor
+            cursor = roundUp(cursor + blobs[i].bytes.count)
+        }
+        let fileSize = cursor
+
+        var writer = ByteWriter()
+        writer.bytes.reserveCapacity(fileSize)
+        writer.bytes.append(contentsOf: magic)
+        writer.u16(majorVersion)
+        writer.u16(minorVersion)
+        writer.u32(UInt32(headerSize))
+        writer.u64(UInt64(fileSize))
+        writer.u64(0)  // checksum, filled in below
+        writer.u64(UInt64(headerSize))
+        writer.u64(UInt64(metadataLength))
+        writer.u64(0)
+        writer.u64(0)
+        writer.bytes.append(contentsOf: metadata(model, indices: convolutionIndices, blobs: blobs, note: note))
+        for blob in blobs {
+            writer.pad(to: alignment)
+            precondition(writer.bytes.count == blob.offset, "ModelFile.encode: blob layout drifted")
+            writer.bytes.append(contentsOf: blob.bytes)
+        }
+        writer.pad(to: alignment)
+        precondition(writer.bytes.count == fileSize, "ModelFile.encode: size drifted")
+        withExtendedLifetime(owners) {}
+        let sum = writer.bytes.withUnsafeBytes { checksum($0) }
+        withUnsafeBytes(of: sum.littleEndian) { source in
+            for k in 0..<8 { writer.bytes[checksumOffset + k] = source[k] }
+        }
+        return Data(writer.bytes)
+    }
+
+    /// Writes `model` to `path` atomically (see `encode`).
+    public static func write(_ model: Model, to path: String, note: String = "") throws {
+        try FileIO.writeAtomically(encode(model, note: note), to: path)
+    }
+
+    private static func roundUp(_ value: Int) -> Int {
+        (value + alignment - 1) / alignment * alignment
+    }
+
+    /// Description, labels, tensor records (blob references in `blobs` order) and the note.
+    private static func metadata(_ model: Model, indices: [Int], blobs: [Blob], note: String) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.description(model.description)
+        writer.count(model.labels.count)
+        for label in model.labels { writer.string(label) }
+        writer.count(indices.count)
+        var next = 0
+        func reference() {
+            writer.u64(UInt64(blobs[next].offset))
+            writer.u64(UInt64(blobs[next].bytes.count))
+            next += 1
+        }
+        for index in indices {
+            writer.count(index)
+            if let q = model.quantizedConvolutions[index] {
+                writer.u8(Storage.lut.rawValue)
+                writer.u8(q.weights.type.rawValue)
+                writer.u8(q.weights.granularity.rawValue)
+                writer.u8(0)
+                for _ in 0..<4 { reference() }
+            } else {
+                writer.u8(Storage.float32.rawValue)
+                writer.u8(0)
+                writer.u8(0)
+                writer.u8(0)
+                reference()
+                reference()
+                for _ in 0..<4 { writer.u64(0) }
+            }
+        }
+        writer.string(note)
+        return writer.bytes
+    }
+}

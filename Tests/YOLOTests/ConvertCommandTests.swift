@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+@testable import YOLO
+
+/// `yolo convert`, `yolo info FILE.yolo`, `yolo compare` and `--model` through the built binary.
+@Suite struct ConvertCommandTests {
+    @Test func convertsDeterministicallyAndOtherCommandsReadTheFile() throws {
+        let files = try CLIErrorTests.TinyFiles()
+        let a = files.folder + "/a.yolo", b = files.folder + "/b.yolo", float = files.folder + "/float.yolo"
+        for (path, quantize) in [(a, "lut6"), (b, "lut6"), (float, "none")] {
+            let result = try runYOLO(["convert", "--cfg", files.cfg, "--weights", files.weights, "-o", path, "--quantize", quantize, "--lut8-layers", "none"])
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        #expect(FileManager.default.contents(atPath: a) == FileManager.default.contents(atPath: b))
+        let info = try runYOLO(["info", a])
+        #expect(info.status == 0 && info.stdout.contains("lut6 per-channel") && info.stdout.contains("f32"), "\(info.stdout)")
+        let forward = try runYOLO(["forward", "--model", a, "--residency", "codes", "--input", files.input, "--out", files.folder + "/out"])
+        #expect(forward.status == 0, "\(forward.stderr)")
+        let compare = try runYOLO(["compare", float, a, files.input])
+        #expect(compare.status == 0 && compare.stdout.contains("raw heads over 1 inputs"), "\(compare.stdout)\(compare.stderr)")
+    }
+
+    @Test func badFlagsAndFilesAreOneLineErrors() throws {
+        let files = try CLIErrorTests.TinyFiles()
+        let out = files.folder + "/x.yolo"
+        try CLIErrorTests().expectFailure(["convert", "--cfg", files.cfg, "--weights", files.weights, "-o", out, "--quantize", "lut5"],
+                                          mentioning: ["--quantize", "lut5"])
+        try CLIErrorTests().expectFailure(["convert", "--cfg", files.cfg, "--weights", files.weights, "-o", out, "--keep-float", "middle"],
+                                          mentioning: ["middle"])
+        #expect(!FileManager.default.fileExists(atPath: out))
+        try Data([0x89, 0x59, 0x4F, 0x4C, 0x4F, 0x0D, 0x0A, 0x1A, 1, 0]).write(to: URL(fileURLWithPath: out))
+        try CLIErrorTests().expectFailure(["info", out], mentioning: [out, "truncated"])
+        try CLIErrorTests().expectFailure(["compare", out, files.folder + "/missing.yolo"], mentioning: [out])
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+@testable import YOLO
+
+@Suite struct ModelConverterTests {
+    @Test func floatLayerSelectors() throws {
+        let description = try parse(tinyCfg())
+        // Convolutions of the test cfg: 0, 2, 4 (feeds head 5), 10 (feeds head 11).
+        #expect(try ModelConverter.floatLayers([.first, .last], in: description) == [0, 10])
+        #expect(try ModelConverter.floatLayers([.heads, .layer(2)], in: description) == [2, 4, 10])
+        #expect(try FloatLayerSelector.parseList("none").isEmpty)
+        #expect(try FloatLayerSelector.parseList("first,7") == [.first, .layer(7)])
+        #expect(throws: YOLOError.self) { try FloatLayerSelector.parseList("first,middle") }
+        #expect(throws: YOLOError.self) { try ModelConverter.floatLayers([.layer(1)], in: description) }
+    }
+
+    @Test func keepsChosenLayersFloatAndQuantizesTheRest() throws {
+        let model = try makeTestModel()
+        let converted = try ModelConverter.convert(model, settings: ConversionSettings(type: .lut4, keepFloat: [.first, .last]))
+        #expect(converted.convolutions.keys.sorted() == [0, 10])
+        #expect(converted.quantizedConvolutions.keys.sorted() == [2, 4])
+        #expect(converted.quantizedConvolutions[2]?.weights.type == .lut4)
+        #expect(try ModelConverter.convert(model, settings: ConversionSettings(type: nil)).quantizedConvolutions.isEmpty)
+    }
+
+    @Test func nonFiniteWeightsAreAnError() throws {
+        var model = try makeTestModel()
+        var weights = model.convolutions[2]!.weights.array
+        weights[5] = .nan
+        model.convolutions[2] = ConvolutionParameters(weights: FloatBuffer(weights), biases: model.convolutions[2]!.biases)
+        #expect(throws: YOLOError.self) { try ModelConverter.convert(model, settings: ConversionSettings()) }
+    }
+
+    // MARK: yolov3-tiny
+
+    /// `--quantize none`: the model file's heads equal the darknet-loaded model's bit for bit.
+    @Test(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)"))
+    func floatFileGivesDarknetHeadsBitForBit() throws {
+        let darknet = try #require(TinyYOLO.model)
+        let converted = try ModelConverter.convert(darknet, settings: ConversionSettings(type: nil))
+        let folder = TestPaths.temporaryFolder()
+        try ModelFile.write(converted, to: folder + "/float.yolo")
+        let loaded = try Model(contentsOf: folder + "/float.yolo")
+        #expect(loaded.labels == darknet.labels)
+        let input = try Tensor.readNumPy(TestPaths.fixtures + "/reference-heads/skimage_coffee.input.npy")
+        #expect(try Network(model: loaded).forward(input) == Network(model: darknet).forward(input))
+    }
+
+    /// Size bars for yolov3-tiny with per-channel tables and the default float layers (the first
+    /// convolution): lut8 ≤ 8.9 MB, lut6 ≤ 6.8 MB, lut4 ≤ 4.6 MB (10⁶ bytes, as Apple states 8.9 MB).
+    /// The linear method is used because it is faster in debug builds; the file size does not
+    /// depend on the method (same codes, tables and scales).
+    @Test(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)"),
+          arguments: [(LUTType.lut8, 8_900_000), (.lut6, 6_800_000), (.lut4, 4_600_000)])
+    func sizeBars(type: LUTType, bar: Int) throws {
+        let darknet = try #require(TinyYOLO.model)
+        let converted = try ModelConverter.convert(darknet, settings: ConversionSettings(type: type, method: .linear))
+        let size = ModelFile.encode(converted).count
+        #expect(size <= bar, "\(type): \(size) bytes")
+    }
+}
+
+@Suite struct ConversionSettingsTests {
+    @Test func eightBitLayersAndLeadingSelector() throws {
+        let description = try parse(tinyCfg())
+        #expect(try ModelConverter.floatLayers([.leading(3)], in: description) == [0, 2, 4])
+        #expect(FloatLayerSelector(token: "first3") == .leading(3))
+        #expect(FloatLayerSelector(token: "first0") == nil)
+        #expect(ConversionSettings.defaultEightBit(for: .lut8).isEmpty)
+        #expect(ConversionSettings.defaultEightBit(for: .lut4) == [.leading(3), .heads])
+        let converted = try ModelConverter.convert(try makeTestModel(), settings: ConversionSettings(type: .lut4, eightBit: [.heads]))
+        #expect(converted.quantizedConvolutions[2]?.weights.type == .lut4)
+        #expect(converted.quantizedConvolutions[4]?.weights.type == .lut8)
+        #expect(converted.quantizedConvolutions[10]?.weights.type == .lut8)
+        #expect(converted.convolutions.keys.sorted() == [0])
+    }
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Measures the quantization bars for yolov3-tiny: file sizes, conversion and load times, resident
+# memory of a forward pass in both weight residencies, and detection agreement with the float model
+# on ../shared/data (photos + coco-val2017-dev). Usage: scripts/measure-quantization.sh [OUT_DIR]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+OUT=${1:-/tmp/yolo-quantization}
+mkdir -p "$OUT"
+SCRATCH=${SCRATCH:-.build}
+swift build -c release --product yolo --scratch-path "$SCRATCH" >/dev/null
+Y="$SCRATCH/release/yolo"
+DATA=../shared/data
+IMAGES=$(ls $DATA/photos/*.jpg $DATA/photos/*.png $DATA/coco-val2017-dev/images/*.jpg)
+RAW=$(ls $DATA/reference-outputs/photos/letterbox_dn/raw/*.input.npy)
+BLOB=$(ls $DATA/reference-outputs/photos/letterbox_dn/raw/skimage_coffee.input.npy)
+
+echo "== conversions (bars: lut8 <= 8900000, lut6 <= 6800000, lut4 <= 4600000 bytes)"
+$Y convert -o "$OUT/float.yolo" --quantize none 2>/dev/null
+for q in lut8 lut6 lut4; do
+  for lut in per-channel per-layer; do
+    $Y convert -o "$OUT/$q-$lut.yolo" --quantize $q --lut $lut 2>/dev/null
+  done
+done
+$Y convert -o "$OUT/lut8-again.yolo" 2>/dev/null
+cmp "$OUT/lut8-per-channel.yolo" "$OUT/lut8-again.yolo" && echo "converting twice: byte-identical"
+
+echo "== load and verify (best of 20, yolo info)"
+for f in float lut8-per-channel lut6-per-channel lut4-per-channel; do
+  best=$(for i in $(seq 20); do $Y info "$OUT/$f.yolo" | tail -1 | sed 's/.* in \([0-9.]*\) ms/\1/'; done | sort -n | head -1)
+  echo "$f.yolo: $best ms"
+done
+
+echo "== memory of one forward pass (yolo forward)"
+$Y forward --memory --input $BLOB --out "$OUT/fw" 2>&1 >/dev/null | sed 's/^/darknet: /'
+$Y forward --memory --model "$OUT/float.yolo" --input $BLOB --out "$OUT/fw" 2>&1 >/dev/null | sed 's/^/float.yolo: /'
+for r in expanded codes; do
+  $Y forward --memory --model "$OUT/lut8-per-channel.yolo" --residency $r --input $BLOB --out "$OUT/fw" 2>&1 >/dev/null | sed "s/^/lut8 $r: /"
+done
+
+echo "== agreement with the float model"
+for q in lut8 lut6 lut4; do
+  for lut in per-channel per-layer; do
+    echo "-- $q $lut"
+    $Y compare "$OUT/float.yolo" "$OUT/$q-$lut.yolo" $RAW $IMAGES | grep -E "^(raw heads|detections|unmatched)"
+  done
+done

@@ -2,7 +2,7 @@
 SWIFT ?= swift
 RELEASE := .build/release/yolo
 
-.PHONY: all deps weights build demo test bench clean
+.PHONY: all deps weights model build demo test bench clean
 
 all: build
 
@@ -17,8 +17,12 @@ weights: deps
 build: deps
 	$(SWIFT) build -c release --product yolo
 
+# The default model: yolov3-tiny converted to 8-bit LUT weights (deterministic; made once).
+model: weights build
+	@test -f Weights/yolov3-tiny-lut8.yolo || $(RELEASE) convert -o Weights/yolov3-tiny-lut8.yolo
+
 # The main job: detection on the shipped sample images with the default model.
-demo: weights build
+demo: model
 	@bash scripts/demo.sh
 
 # The test suite (what CI runs).
@@ -28,3 +32,7 @@ test: weights
 
 clean:
 	rm -rf .build out
+
+# package-benchmark suites (a separate package in Benchmarks/); not part of `make test`.
+bench: weights
+	cd Benchmarks && $(SWIFT) package benchmark

@@ -12,7 +12,7 @@ struct Bench: ParsableCommand {
             OpenBLAS kernel (the header says which one ran).
             """)
 
-    @OptionGroup var model: DarknetModelOptions
+    @OptionGroup var model: ModelOptions
 
     @Option(help: "Network input size WxH (default: the cfg's).")
     var size: String?

@@ -20,7 +20,7 @@ struct Convert: ParsableCommand {
             convolutions (3% of the weights, 50-100 KB): it lifts lut4 from 37% to 79% of the float detections.
             """)
 
-    @OptionGroup var model: DarknetModelOptions
+    @OptionGroup var model: ModelOptions
 
     @Option(name: [.short, .customLong("output")], help: "The model file to write (.yolo).")
     var output: String

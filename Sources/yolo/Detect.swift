@@ -15,7 +15,7 @@ struct Detect: ParsableCommand {
     @Argument(help: "Image files or folders.")
     var paths: [String] = []
 
-    @OptionGroup var model: DarknetModelOptions
+    @OptionGroup var model: ModelOptions
 
     @Option(help: "Confidence threshold: objectness × class probability must exceed it.")
     var conf: Float = 0.25

@@ -25,7 +25,7 @@ struct Eval: ParsableCommand {
     @Option(help: "Folder with the annotation file's images: run the model over them.")
     var images: String?
 
-    @OptionGroup var model: DarknetModelOptions
+    @OptionGroup var model: ModelOptions
 
     @Option(help: "Confidence threshold for the model's detections (mAP wants a low one).")
     var conf: Float = 0.005

@@ -13,7 +13,7 @@ struct Forward: ParsableCommand {
             each YOLO head, or for each layer named with --layer (index as in `yolo info`).
             """)
 
-    @OptionGroup var model: DarknetModelOptions
+    @OptionGroup var model: ModelOptions
 
     @Option(help: "Input: a .npy blob (float32, 1xCxHxW) or an image file.")
     var input: String

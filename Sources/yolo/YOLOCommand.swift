@@ -36,7 +36,7 @@ struct YOLOCommand: ParsableCommand {
 }
 
 /// Options naming a darknet model; every command that loads a model takes them.
-struct DarknetModelOptions: ParsableArguments {
+struct ModelOptions: ParsableArguments {
     @Option(help: "Darknet .cfg file (default: the fetched yolov3-tiny.cfg).")
     var cfg: String?
     @Option(help: "Darknet .weights file (default: the fetched yolov3-tiny.weights).")
@@ -44,14 +44,16 @@ struct DarknetModelOptions: ParsableArguments {
     @Option(help: "Class names, one per line (default: coco.names with the default model, else none).")
     var names: String?
 
-    @Option(name: .customLong("model"), help: "A SwiftYOLO model file (.yolo) to use instead of --cfg/--weights/--names.")
+    @Option(name: .customLong("model"), help: "A SwiftYOLO model file (.yolo) to use instead of --cfg/--weights/--names (default: Weights/yolov3-tiny-lut8.yolo when `make model` has made it, else the darknet files).")
     var modelFile: String?
     @Option(help: "With --model: expanded (LUT codes become float32 at load, fastest) or codes (kept as codes, least memory).")
     var residency: String = "expanded"
 
     /// Loads the model; `withNames: false` skips the names file (for commands that print no labels).
+    /// With no model named at all, the default is the converted lut8 model when `make model` has made it,
+    /// else darknet's yolov3-tiny files.
     func load(withNames: Bool = true) throws -> Model {
-        if let modelFile {
+        if let modelFile = modelFile ?? (cfg == nil && weights == nil ? Defaults.modelFile : nil) {
             guard let mode = ["expanded": WeightResidency.expanded, "codes": .codes][residency] else {
                 throw YOLOError.invalidArgument("--residency must be expanded or codes; got '\(residency)'")
             }
@@ -80,6 +82,10 @@ enum Defaults {
     static let cfg = weightsFolder + "/yolov3-tiny.cfg"
     static let weights = weightsFolder + "/yolov3-tiny.weights"
     static let names = weightsFolder + "/coco.names"
+    /// The converted default model, when present (`$SWIFTYOLO_MODEL` or Weights/yolov3-tiny-lut8.yolo).
+    static var modelFile: String? {
+        Model.defaultModelPath(searching: [(weightsFolder as NSString).deletingLastPathComponent])
+    }
 }
 
 /// Writes a line to stderr.

@@ -8,7 +8,7 @@ struct DetectCommandTests {
     let samples = TestPaths.root + "/Samples"
 
     @Test func jsonLinesCarryTheBoxesInOriginalPixels() throws {
-        let result = try runYOLO(["detect", "--format", "jsonl", samples + "/coffee.png", samples + "/camera.png"])
+        let result = try runYOLOFloat(["detect", "--format", "jsonl", samples + "/coffee.png", samples + "/camera.png"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 2)
@@ -26,19 +26,19 @@ struct DetectCommandTests {
     }
 
     @Test func jsonIsOneArrayAndTextIsDarknetLike() throws {
-        let json = try runYOLO(["detect", "--format", "json", samples])
+        let json = try runYOLOFloat(["detect", "--format", "json", samples])
         #expect(json.status == 0)
         let array = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
         #expect(array.map { ($0["image"] as? String).map { URL(fileURLWithPath: $0).lastPathComponent } }
                 == ["astronaut.png", "camera.png", "chelsea.png", "coffee.png"])
-        let text = try runYOLO(["detect", samples + "/coffee.png"])
+        let text = try runYOLOFloat(["detect", samples + "/coffee.png"])
         #expect(text.stdout.contains("cup: 64%  151,23 427,306"), "\(text.stdout)")
     }
 
     @Test func badFilesAreReportedAndTheRestProcessed() throws {
         let folder = TestPaths.temporaryFolder()
         try Data("not an image".utf8).write(to: URL(fileURLWithPath: folder + "/broken.jpg"))
-        let result = try runYOLO(["detect", "--format", "jsonl", folder + "/broken.jpg", samples + "/coffee.png", folder + "/missing.png"])
+        let result = try runYOLOFloat(["detect", "--format", "jsonl", folder + "/broken.jpg", samples + "/coffee.png", folder + "/missing.png"])
         #expect(result.status == 1)
         #expect(result.stdout.split(separator: "\n").count == 1)
         #expect(result.stderr.contains("broken.jpg: not a JPEG or PNG image"))
@@ -50,7 +50,7 @@ struct DetectCommandTests {
         let jpeg = TestPaths.temporaryFolder() + "/coffee.jpg", twin = TestPaths.temporaryFolder() + "/coffee.png"
         try Image(contentsOf: samples + "/coffee.png").write(to: jpeg)
         try FileManager.default.copyItem(atPath: samples + "/coffee.png", toPath: twin)
-        let result = try runYOLO(["detect", "--save", out, samples + "/coffee.png", jpeg, twin])
+        let result = try runYOLOFloat(["detect", "--save", out, samples + "/coffee.png", jpeg, twin])
         #expect(result.status == 0, "\(result.stderr)")
         let files = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
         #expect(files == ["coffee-2.png", "coffee.jpg", "coffee.png"])
@@ -68,20 +68,20 @@ struct DetectCommandTests {
     @Test func flagsAreValidated() throws {
         for arguments in [["--conf", "1.5"], ["--scale", "zoom"], ["--roi", "0,0,2"], ["--size", "400x416"],
                           ["--classes", "unicorn"], ["--max-det", "0"], ["--format", "xml"]] {
-            let result = try runYOLO(["detect"] + arguments + [samples + "/coffee.png"])
+            let result = try runYOLOFloat(["detect"] + arguments + [samples + "/coffee.png"])
             #expect(result.status == 1, "\(arguments): \(result.stderr)")
             #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
         }
-        let none = try runYOLO(["detect"])
+        let none = try runYOLOFloat(["detect"])
         #expect(none.status == 1)
     }
 
     @Test func optionsChangeWhatIsFed() throws {
-        let fill = try runYOLO(["detect", "--scale", "fill", "--size", "auto", "--classes", "cup", "--agnostic", "--max-det", "1",
+        let fill = try runYOLOFloat(["detect", "--scale", "fill", "--size", "auto", "--classes", "cup", "--agnostic", "--max-det", "1",
                                 "--threads", "1", samples + "/coffee.png"])
         #expect(fill.status == 0, "\(fill.stderr)")
         #expect(fill.stdout.contains("cup: "))
-        let roi = try runYOLO(["detect", "--roi", "0,0,0.2,0.2", samples + "/coffee.png"])
+        let roi = try runYOLOFloat(["detect", "--roi", "0,0,0.2,0.2", samples + "/coffee.png"])
         #expect(roi.status == 0 && roi.stdout.contains("0 objects"), "\(roi.stdout)")
     }
 }

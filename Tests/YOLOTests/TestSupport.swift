@@ -83,6 +83,13 @@ func runYOLO(_ arguments: [String]) throws -> ProcessResult {
                          stderr: String(decoding: stderr, as: UTF8.self))
 }
 
+/// Runs `yolo SUBCOMMAND` with darknet's float yolov3-tiny named explicitly (`--cfg/--weights/--names`), so
+/// results do not depend on whether the converted default model has been made.
+func runYOLOFloat(_ arguments: [String]) throws -> ProcessResult {
+    try runYOLO([arguments[0], "--cfg", TestPaths.cfg, "--weights", TestPaths.weights, "--names", TestPaths.names]
+                + arguments.dropFirst())
+}
+
 /// Runs one layer on `inputs` with a fresh workspace-like set of buffers and returns its output.
 func runLayer(_ layer: any Layer, inputs: [[Float]]) -> [Float] {
     var output = [Float](repeating: .nan, count: layer.outputShape.count)

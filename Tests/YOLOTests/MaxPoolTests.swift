@@ -32,10 +32,10 @@ import Testing
                       (1, 1, 1, 2, 2), (8, 201, 200, 2, 2)], [1, 2, 3])
     func matchesPlainLoop(shape: (Int, Int, Int, Int, Int), threads: Int) {
         let (c, h, w, size, stride) = shape
-        let input = TestSupport.values(c * h * w, seed: UInt32(h * w))
+        let input = LayerTestSupport.values(c * h * w, seed: UInt32(h * w))
         let layer = MaxPool(input: -1, inputShape: Shape(channels: c, height: h, width: w), size: size,
                             stride: stride, padding: size - 1)
         let expected = Self.reference(input, shape: layer.inputShape, size: size, stride: stride, padding: size - 1)
-        #expect(TestSupport.run(layer, input: input, threads: threads) == expected)
+        #expect(LayerTestSupport.run(layer, input: input, threads: threads) == expected)
     }
 }

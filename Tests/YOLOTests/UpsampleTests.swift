@@ -12,9 +12,9 @@ import Testing
     }
 
     func check(shape: Shape, stride: Int, threads: Int) {
-        let input = TestSupport.values(shape.count, seed: 7)
+        let input = LayerTestSupport.values(shape.count, seed: 7)
         let layer = Upsample(input: -1, inputShape: shape, stride: stride, scale: 2)
-        let output = TestSupport.run(layer, input: input, threads: threads)
+        let output = LayerTestSupport.run(layer, input: input, threads: threads)
         let (outH, outW) = (shape.height * stride, shape.width * stride)
         var expected: [Float] = []
         for c in 0..<shape.channels {

@@ -18,7 +18,7 @@ struct Bench: ParsableCommand {
     var size: String?
 
     @Option(help: "Comma-separated thread counts, e.g. 1,2.")
-    var threads: String = "1,\(ProcessInfo.processInfo.activeProcessorCount)"
+    var threads: String = Parallel.coreCount > 1 ? "1,\(Parallel.coreCount)" : "1"
 
     @Option(help: "Untimed passes before timing.")
     var warmup: Int = 5

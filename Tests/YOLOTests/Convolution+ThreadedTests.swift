@@ -19,14 +19,14 @@ import Testing
     func matchesDirectConvolution(threads: Int) {
         for (c, h, w, k, size, stride, padding) in Self.cases {
             let shape = Shape(channels: c, height: h, width: w)
-            let input = TestSupport.values(shape.count, seed: UInt32(c + h))
-            let weights = TestSupport.values(k * c * size * size, seed: UInt32(k))
-            let biases = TestSupport.values(k, seed: 3)
+            let input = LayerTestSupport.values(shape.count, seed: UInt32(c + h))
+            let weights = LayerTestSupport.values(k * c * size * size, seed: UInt32(k))
+            let biases = LayerTestSupport.values(k, seed: 3)
             let layer = Convolution(input: -1, inputShape: shape, filters: k, size: size, stride: stride,
                                     padding: padding, activation: .leaky, weights: FloatBuffer(weights),
                                     biases: FloatBuffer(biases), algorithm: .im2col)
-            let output = TestSupport.run(layer, input: input, threads: threads)
-            let reference = TestSupport.directConvolution(input, shape: shape, weights: weights, biases: biases,
+            let output = LayerTestSupport.run(layer, input: input, threads: threads)
+            let reference = LayerTestSupport.directConvolution(input, shape: shape, weights: weights, biases: biases,
                                                           filters: k, size: size, stride: stride, padding: padding,
                                                           activation: .leaky)
             let worst = output.indices.map {
@@ -40,13 +40,13 @@ import Testing
     @Test func rowBandsAreUsedWhereIntended() {
         let small = Convolution(input: -1, inputShape: Shape(channels: 3, height: 96, width: 96), filters: 16, size: 3,
                                 stride: 1, padding: 1, activation: .leaky,
-                                weights: FloatBuffer(TestSupport.values(16 * 27, seed: 1)),
-                                biases: FloatBuffer(TestSupport.values(16, seed: 2)), algorithm: .im2col)
+                                weights: FloatBuffer(LayerTestSupport.values(16 * 27, seed: 1)),
+                                biases: FloatBuffer(LayerTestSupport.values(16, seed: 2)), algorithm: .im2col)
         #expect(small.rowBlocked)
         let large = Convolution(input: -1, inputShape: Shape(channels: 64, height: 13, width: 13), filters: 300, size: 3,
                                 stride: 1, padding: 1, activation: .leaky,
-                                weights: FloatBuffer(TestSupport.values(300 * 576, seed: 1)),
-                                biases: FloatBuffer(TestSupport.values(300, seed: 2)), algorithm: .im2col)
+                                weights: FloatBuffer(LayerTestSupport.values(300 * 576, seed: 1)),
+                                biases: FloatBuffer(LayerTestSupport.values(300, seed: 2)), algorithm: .im2col)
         #expect(!large.rowBlocked)
     }
 }

@@ -22,15 +22,15 @@ import Testing
     static func check(_ algorithm: ConvolutionAlgorithm, channels: Int, height: Int, width: Int, filters: Int,
                       threads: Int, activation: Activation = .leaky) -> Double {
         let shape = Shape(channels: channels, height: height, width: width)
-        let input = TestSupport.values(shape.count, seed: UInt32(channels * 31 + height))
-        let weights = TestSupport.values(filters * channels * 9, seed: UInt32(filters + 7))
-        let biases = TestSupport.values(filters, seed: 11)
+        let input = LayerTestSupport.values(shape.count, seed: UInt32(channels * 31 + height))
+        let weights = LayerTestSupport.values(filters * channels * 9, seed: UInt32(filters + 7))
+        let biases = LayerTestSupport.values(filters, seed: 11)
         let layer = Convolution(input: -1, inputShape: shape, filters: filters, size: 3, stride: 1, padding: 1,
                                 activation: activation, weights: FloatBuffer(weights), biases: FloatBuffer(biases),
                                 algorithm: algorithm)
         #expect(layer.method == algorithm)
-        let output = TestSupport.run(layer, input: input, threads: threads)
-        let reference = TestSupport.directConvolution(input, shape: shape, weights: weights, biases: biases,
+        let output = LayerTestSupport.run(layer, input: input, threads: threads)
+        let reference = LayerTestSupport.directConvolution(input, shape: shape, weights: weights, biases: biases,
                                                       filters: filters, size: 3, stride: 1, padding: 1,
                                                       activation: activation)
         var worst = 0.0
@@ -58,8 +58,8 @@ import Testing
     @Test func severalTileBlocksAreUsedForLargeMaps() {
         let layer = Convolution(input: -1, inputShape: Shape(channels: 40, height: 36, width: 36), filters: 32, size: 3,
                                 stride: 1, padding: 1, activation: .leaky,
-                                weights: FloatBuffer(TestSupport.values(40 * 32 * 9, seed: 1)),
-                                biases: FloatBuffer(TestSupport.values(32, seed: 2)), algorithm: .winograd4)
+                                weights: FloatBuffer(LayerTestSupport.values(40 * 32 * 9, seed: 1)),
+                                biases: FloatBuffer(LayerTestSupport.values(32, seed: 2)), algorithm: .winograd4)
         #expect((layer.winograd?.blocks ?? 0) > 1)
     }
 
@@ -67,8 +67,8 @@ import Testing
         func plan(channels: Int) -> WinogradPlan? {
             Convolution(input: -1, inputShape: Shape(channels: channels, height: 7, width: 9), filters: 12, size: 3,
                         stride: 1, padding: 1, activation: .leaky,
-                        weights: FloatBuffer(TestSupport.values(channels * 12 * 9, seed: 1)),
-                        biases: FloatBuffer(TestSupport.values(12, seed: 2)), algorithm: .winograd2).winograd
+                        weights: FloatBuffer(LayerTestSupport.values(channels * 12 * 9, seed: 1)),
+                        biases: FloatBuffer(LayerTestSupport.values(12, seed: 2)), algorithm: .winograd2).winograd
         }
         #expect(plan(channels: 130)?.transposedU == true)
         #expect(plan(channels: 40)?.transposedU == false)
@@ -77,24 +77,24 @@ import Testing
     @Test func winogradFallsBackWhereItDoesNotApply() {
         let strided = Convolution(input: -1, inputShape: Shape(channels: 8, height: 8, width: 8), filters: 4, size: 3,
                                   stride: 2, padding: 1, activation: .leaky,
-                                  weights: FloatBuffer(TestSupport.values(8 * 4 * 9, seed: 1)),
-                                  biases: FloatBuffer(TestSupport.values(4, seed: 2)), algorithm: .winograd4)
+                                  weights: FloatBuffer(LayerTestSupport.values(8 * 4 * 9, seed: 1)),
+                                  biases: FloatBuffer(LayerTestSupport.values(4, seed: 2)), algorithm: .winograd4)
         #expect(strided.method == .im2col && strided.winograd == nil)
     }
 
     // MARK: - Real model against OpenCV
 
-    static let raw = TestSupport.shared.appendingPathComponent("data/reference-outputs/photos/letterbox_dn/raw")
+    static let raw = LayerTestSupport.shared.appendingPathComponent("data/reference-outputs/photos/letterbox_dn/raw")
 
     /// The issue-2 bar: |ours − OpenCV| ≤ 1e-3 on every value of both heads, for the three PNG input
     /// blobs, with every fast path on (`.auto` with two workers), with F(4×4) on every 3×3 layer, with
     /// F(2×2), and on the plain path. Measured: auto 1.6e-4, F(4×4) 1.9e-4, F(2×2) 1.5e-4, im2col
     /// 1.6e-4 (onnxruntime's own gap to OpenCV is about 1.6e-4 too).
-    @Test(.enabled(if: TestSupport.hasShared && TestSupport.hasWeights,
+    @Test(.enabled(if: LayerTestSupport.hasShared && LayerTestSupport.hasWeights,
                    "needs ../shared reference outputs and Weights/yolov3-tiny.weights"),
           arguments: [ConvolutionAlgorithm.auto, .winograd4, .winograd2, .im2col])
     func headsMatchOpenCV(algorithm: ConvolutionAlgorithm) throws {
-        let weights = TestSupport.packageRoot.appendingPathComponent("Weights")
+        let weights = LayerTestSupport.packageRoot.appendingPathComponent("Weights")
         let model = try Model(cfg: weights.appendingPathComponent("yolov3-tiny.cfg").path,
                               weights: weights.appendingPathComponent("yolov3-tiny.weights").path)
         let network = try Network(model: model, algorithm: algorithm)

@@ -2,7 +2,7 @@ import Foundation
 @testable import YOLO
 
 /// Helpers shared by the layer tests: deterministic data, plain reference loops, one-layer runs.
-enum TestSupport {
+enum LayerTestSupport {
     /// The package root (three levels above this file).
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()

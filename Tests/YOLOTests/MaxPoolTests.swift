@@ -26,15 +26,16 @@ import Testing
         return output
     }
 
-    /// (channels, height, width, size, stride): even and odd maps, the stride-1 pool of layer 11.
+    /// (channels, height, width, size, stride): even and odd maps, the stride-1 pool of layer 11, and
+    /// one large enough (≥ 65,536 outputs) to be split over workers.
     @Test(arguments: [(3, 8, 8, 2, 2), (5, 13, 13, 2, 2), (2, 7, 10, 2, 2), (4, 13, 13, 2, 1), (3, 9, 9, 3, 2),
-                      (1, 1, 1, 2, 2)], [1, 2, 3])
+                      (1, 1, 1, 2, 2), (8, 201, 200, 2, 2)], [1, 2, 3])
     func matchesPlainLoop(shape: (Int, Int, Int, Int, Int), threads: Int) {
         let (c, h, w, size, stride) = shape
-        let input = TestSupport.values(c * h * w, seed: UInt32(h * w))
+        let input = LayerTestSupport.values(c * h * w, seed: UInt32(h * w))
         let layer = MaxPool(input: -1, inputShape: Shape(channels: c, height: h, width: w), size: size,
                             stride: stride, padding: size - 1)
         let expected = Self.reference(input, shape: layer.inputShape, size: size, stride: stride, padding: size - 1)
-        #expect(TestSupport.run(layer, input: input, threads: threads) == expected)
+        #expect(LayerTestSupport.run(layer, input: input, threads: threads) == expected)
     }
 }

@@ -8,8 +8,8 @@ import Testing
     @Test(arguments: [2, 4])
     func matricesComputeOneDimensionalCorrelation(m: Int) {
         let t = WinogradTransform(m: m)
-        let d = TestSupport.values(t.alpha, seed: 3).map(Double.init)
-        let g = TestSupport.values(3, seed: 4).map(Double.init)
+        let d = LayerTestSupport.values(t.alpha, seed: 3).map(Double.init)
+        let g = LayerTestSupport.values(3, seed: 4).map(Double.init)
         let gt = t.filterMatrix.map { row in (0..<3).reduce(0.0) { $0 + row[$1] * g[$1] } }
         let dt = t.inputMatrix.map { row in (0..<t.alpha).reduce(0.0) { $0 + row[$1] * d[$1] } }
         let product = zip(gt, dt).map { $0 * $1 }
@@ -24,7 +24,7 @@ import Testing
     @Test(arguments: [2, 4])
     func vectorTransformsMatchMatrices(m: Int) {
         let t = WinogradTransform(m: m)
-        let values = TestSupport.values(t.alpha * 8, seed: 9)
+        let values = LayerTestSupport.values(t.alpha * 8, seed: 9)
         let d = (0..<t.alpha).map { i in SIMD8<Float>(values[(i * 8)..<(i * 8 + 8)]) }
         var r = [SIMD8<Float>](repeating: .zero, count: t.alpha)
         var o = [SIMD8<Float>](repeating: .zero, count: m)
@@ -48,7 +48,7 @@ import Testing
     @Test(arguments: [2, 4])
     func filterTransformIsGgGt(m: Int) {
         let t = WinogradTransform(m: m)
-        let g = TestSupport.values(9, seed: 5)
+        let g = LayerTestSupport.values(9, seed: 5)
         let u = g.withUnsafeBufferPointer { t.transformFilter($0.baseAddress!) }
         let G = t.filterMatrix
         for i in 0..<t.alpha {

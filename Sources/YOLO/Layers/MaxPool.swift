@@ -36,7 +36,9 @@ public struct MaxPool: Layer {
 
     public func forward(_ io: LayerIO) {
         let (input, output) = (io.input, io.output)
-        Parallel.forRanges(inputShape.channels, threads: io.threads) { channels in
+        // Small maps finish faster than waking a second worker.
+        let threads = outputShape.count >= 65_536 ? io.threads : 1
+        Parallel.forRanges(inputShape.channels, threads: threads) { channels in
             for c in channels { pool(channel: c, input: input, output: output) }
         }
     }

@@ -23,7 +23,9 @@ public struct Upsample: Layer {
         let (height, width) = (inputShape.height, inputShape.width)
         let outW = outputShape.width
         let (input, output) = (io.input, io.output)
-        Parallel.forRanges(inputShape.channels, threads: io.threads) { channels in
+        // Small maps finish faster than waking a second worker.
+        let threads = outputShape.count >= 65_536 ? io.threads : 1
+        Parallel.forRanges(inputShape.channels, threads: threads) { channels in
             for c in channels {
                 let source = input + c * height * width
                 let destination = output + c * outputShape.planeCount

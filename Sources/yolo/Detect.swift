@@ -41,7 +41,7 @@ struct Detect: ParsableCommand {
     @Option(name: .customLong("max-det"), help: "Keep at most N detections per image.")
     var maxDetections: Int?
 
-    @Option(help: "Threads for the matrix products.")
+    @Option(help: "Worker threads for the forward pass (default: all cores).")
     var threads: Int?
 
     @Option(help: "Output format: text, json or jsonl.")
@@ -49,6 +49,9 @@ struct Detect: ParsableCommand {
 
     @Option(help: "Write annotated copies (PNG or JPEG, like the input) into this folder.")
     var save: String?
+
+    @Option(help: "Convolution algorithm: auto (Winograd where it pays), im2col, winograd2, winograd4. Default: auto for 5 or more images; im2col for fewer, since Winograd's one-time filter transform costs more at start-up than it saves on a few forward passes.")
+    var algorithm: String?
 
     @Flag(help: "Decode JPEGs at full size. By default a large JPEG is decoded at 1/2, 1/4 or 1/8 scale when that still covers the network input, which is much faster (--save always decodes at full size).")
     var fullDecode = false
@@ -74,6 +77,15 @@ struct Detect: ParsableCommand {
         guard iou > 0, iou <= 1 else { throw ValidationError("--iou must be in (0, 1], got \(iou)") }
         if let maxDetections, maxDetections < 1 { throw ValidationError("--max-det must be at least 1") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+    }
+
+    /// The convolution algorithm for a run over `images` images (see `--algorithm`).
+    func convolutionAlgorithm(images: Int) throws -> ConvolutionAlgorithm {
+        guard let algorithm else { return images >= 5 ? .auto : .im2col }
+        guard let chosen = ConvolutionAlgorithm(rawValue: algorithm) else {
+            throw YOLOError.invalidArgument("--algorithm must be one of \(ConvolutionAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")), got '\(algorithm)'")
+        }
+        return chosen
     }
 
     /// The request options the flags describe.
@@ -109,17 +121,17 @@ struct Detect: ParsableCommand {
 
     func run() throws {
         let options = try detectionOptions()
-        if let threads { BLAS.threads = threads }
-        let detector = try Detector(model: model.load())
-        try detector.validate(options)  // bad options fail before any image is read
-        // Annotated copies keep the original's size, so --save decodes at full size.
-        let decoding = fullDecode || save != nil ? ImageDecodingOptions() : detector.decodingOptions(for: options)
-        if let save { try ImageFiles.makeFolder(save) }
         var failures = 0
         let files = ImageFiles.collect(paths) { error in
             failures += 1
             printError("yolo: error: \(error)")
         }
+        let detector = try Detector(model: model.load(), algorithm: convolutionAlgorithm(images: files.count),
+                                    threads: threads ?? Parallel.coreCount)
+        try detector.validate(options)  // bad options fail before any image is read
+        // Annotated copies keep the original's size, so --save decodes at full size.
+        let decoding = fullDecode || save != nil ? ImageDecodingOptions() : detector.decodingOptions(for: options)
+        if let save { try ImageFiles.makeFolder(save) }
         var reports: [String] = []
         var saved = SavedNames()
         for file in files {

@@ -72,3 +72,32 @@ import Testing
         #expect(throws: YOLOError.invalidFile(path: bad, message: "not a NumPy .npy file (bad magic)")) { _ = try Tensor.readNumPy(bad) }
     }
 }
+
+@Suite struct WorkspacePlanTests {
+    /// Keeping only the heads lets outputs share memory; the heads come out the same.
+    @Test func compactWorkspaceGivesTheSameHeads() throws {
+        let description = try parse(tinyCfg())
+        let (path, _) = try writeWeights(for: description, in: TestPaths.temporaryFolder())
+        let model = Model(description: description, convolutions: try DarknetWeights.load(path, for: description), labels: [])
+        let network = try Network(model: model)
+        let full = Workspace(for: network)
+        let compact = Workspace(for: network, keeping: Set(network.headIndices))
+        #expect(compact.arenaCount < full.arenaCount)
+        var random = SeededRandom(seed: 21)
+        let input = Tensor(shape: network.inputShape, values: random.floats(network.inputShape.count, 0, 1))
+        #expect(try network.forward(input, workspace: compact) == network.forward(input, workspace: full))
+    }
+
+    @Test(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)"))
+    func yolov3TinyCompactPlanMatchesTheReference() throws {
+        let network = try Network(model: try #require(TinyYOLO.model))
+        let compact = Workspace(for: network, keeping: Set(network.headIndices))
+        let full = Workspace(for: network)
+        print("workspace floats: full \(full.arenaCount), heads only \(compact.arenaCount)")
+        let folder = TestPaths.fixtures + "/reference-heads/"
+        let input = try Tensor.readNumPy(folder + "skimage_coffee.input.npy")
+        let heads = try network.forward(input, workspace: compact)
+        #expect(heads[0].maxAbsDifference(try Tensor.readNumPy(folder + "skimage_coffee.conv_15.npy")) < 1e-3)
+        #expect(heads[1].maxAbsDifference(try Tensor.readNumPy(folder + "skimage_coffee.conv_22.npy")) < 1e-3)
+    }
+}

@@ -15,6 +15,10 @@ import Synchronization
 /// ```
 public final class Detector: Sendable {
     public let model: Model
+    /// How convolutions are computed (`.auto`: Winograd where it pays, built once per input size).
+    public let algorithm: ConvolutionAlgorithm
+    /// Worker threads each `detect` call may use for its forward pass.
+    public let threads: Int
 
     /// Networks by input size, built on first use.
     private let networks = Mutex<[Size: Network]>([:])
@@ -27,18 +31,23 @@ public final class Detector: Sendable {
     private final class Scratch: @unchecked Sendable {
         let workspace: Workspace
         let input: UnsafeMutablePointer<Float>
-        init(network: Network) {
-            workspace = Workspace(for: network)
+        init(network: Network, threads: Int) {
+            workspace = Workspace(for: network, threads: threads, keeping: Set(network.headIndices))
             input = .allocate(capacity: network.inputShape.count)
         }
         deinit { input.deallocate() }
     }
 
-    public init(model: Model) throws {
+    /// - Parameter algorithm: `.auto` (the default) for the fastest forward pass; `.im2col` skips the Winograd
+    ///   filter transform at network build, which makes the first call cheaper (see `yolo detect`).
+    /// - Parameter threads: worker threads per call (default: the machine's cores).
+    public init(model: Model, algorithm: ConvolutionAlgorithm = .auto, threads: Int = Parallel.coreCount) throws {
         guard !model.description.heads.isEmpty else {
             throw YOLOError.invalidConfig(path: model.description.path, line: 1, message: "the model has no [yolo] layer to detect with")
         }
         self.model = model
+        self.algorithm = algorithm
+        self.threads = max(1, threads)
     }
 
     /// Loads a darknet model (`.cfg`, `.weights`, names file).
@@ -69,7 +78,7 @@ public final class Detector: Sendable {
     public func network(width: Int, height: Int) throws -> Network {
         let key = Size(width: width, height: height)
         if let network = networks.withLock({ $0[key] }) { return network }
-        let network = try Network(model: model, width: width, height: height)
+        let network = try Network(model: model, width: width, height: height, algorithm: algorithm)
         return networks.withLock { cache in
             if let existing = cache[key] { return existing }
             cache[key] = network
@@ -220,7 +229,7 @@ public final class Detector: Sendable {
         if let scratch = pool.withLock({ $0[key]?.popLast() }), scratch.workspace.isBuilt(for: network) {
             return scratch
         }
-        return Scratch(network: network)
+        return Scratch(network: network, threads: threads)
     }
 
     private func returnScratch(_ scratch: Scratch, for network: Network) {

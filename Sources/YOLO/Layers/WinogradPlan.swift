@@ -50,18 +50,27 @@ public struct WinogradPlan: Sendable {
         self.paddedHeight = tilesY * m + 2
         self.paddedWidth = tilesX * m + 2
         let alpha = transform.alpha
-        let g = transform.filterMatrix.flatMap { $0 }   // α×3, row-major
+        let gMatrix = transform.filterMatrix.flatMap { $0 }   // α×3, row-major
         let workers = self.maxWorkers
         let transposedU = inChannels >= 128
         self.transposedU = transposedU
         self.u = FloatBuffer(count: alpha2 * filters * inChannels) { u in
             let u = u.baseAddress!
-            // Filters are independent: split them over the machine's cores (a one-time cost at build).
-            Parallel.forRanges(filters, threads: workers) { range in
-                withUnsafeTemporaryAllocation(of: Double.self, capacity: alpha * 3) { temp in
-                    for k in range {
-                        for c in 0..<inChannels {
-                            // U = G w Gᵀ in Double, scattered straight to U[ξ][k][c].
+            // U = G w Gᵀ in Double for every (filter k, channel c). The loop runs over the index that is
+            // contiguous in U's layout (k when transposed, c otherwise), so each of the α² outputs of
+            // consecutive transforms lands next to the previous one: sequential writes, not a scatter.
+            // Work is split over the other index across the machine's cores (a one-time cost at build).
+            let outer = transposedU ? inChannels : filters
+            let inner = transposedU ? filters : inChannels
+            Parallel.forRanges(outer, threads: workers) { range in
+                // Local copy of G (α×3): no array bounds checks or reference counting in the loop.
+                withUnsafeTemporaryAllocation(of: Double.self, capacity: alpha * 6) { scratch in
+                    let temp = scratch.baseAddress!
+                    let g = scratch.baseAddress! + alpha * 3
+                    for i in 0..<(alpha * 3) { g[i] = gMatrix[i] }
+                    for o in range {
+                        for n in 0..<inner {
+                            let (k, c) = transposedU ? (n, o) : (o, n)
                             let w = weights.pointer + (k * inChannels + c) * 9
                             for i in 0..<alpha {
                                 for j in 0..<3 {
@@ -69,14 +78,14 @@ public struct WinogradPlan: Sendable {
                                         + g[i * 3 + 2] * Double(w[6 + j])
                                 }
                             }
+                            // Element ξ of this (k, c) lives at base + ξ · step.
+                            let base = transposedU ? c * filters + k : k * inChannels + c
+                            let step = filters * inChannels
                             for i in 0..<alpha {
                                 for j in 0..<alpha {
                                     let value = temp[i * 3] * g[j * 3] + temp[i * 3 + 1] * g[j * 3 + 1]
                                         + temp[i * 3 + 2] * g[j * 3 + 2]
-                                    let xi = i * alpha + j
-                                    let index = transposedU ? (xi * inChannels + c) * filters + k
-                                                            : (xi * filters + k) * inChannels + c
-                                    u[index] = Float(value)
+                                    u[base + (i * alpha + j) * step] = Float(value)
                                 }
                             }
                         }

@@ -19,6 +19,8 @@ public final class Workspace {
     private let pointerTable: UnsafeMutablePointer<UnsafePointer<Float>>
     private let networkIdentity: UInt64
     private var input: UnsafePointer<Float>?
+    /// Layers whose outputs survive a pass; nil: all.
+    private let kept: Set<Int>?
     /// Worker threads each layer may use during `Network.forward` (at least 1).
     public var threads: Int {
         didSet { threads = max(1, threads) }
@@ -28,16 +30,14 @@ public final class Workspace {
     ///
     /// - Parameter threads: worker threads per layer; default: the machine's active processor count.
     ///   The engine does its own threading, so this sets OpenBLAS (process-wide) to one thread.
-    public init(for network: Network, threads: Int = Parallel.coreCount) {
+    /// - Parameter keeping: the layers whose outputs must stay readable after a pass (`output(of:)`).
+    ///   `nil` (the default) keeps every layer's output. With a set (e.g. the heads), layers whose outputs
+    ///   are no longer needed share memory, which makes the workspace much smaller.
+    public init(for network: Network, threads: Int = Parallel.coreCount, keeping: Set<Int>? = nil) {
         self.threads = max(1, threads)
         if BLAS.threads != 1 { BLAS.threads = 1 }
-        var offsets: [Int] = []
-        var total = 0
-        for layer in network.layers {
-            offsets.append(total)
-            // Keep each tensor 64-byte aligned for vector loads.
-            total += (layer.outputShape.count + 15) / 16 * 16
-        }
+        let (offsets, total) = Workspace.place(network.layers, keeping: keeping)
+        self.kept = keeping
         let scratchCount = network.layers.map(\.scratchCount).max() ?? 0
         // 64-byte aligned (a cache line, one AVX-512 vector): every offset below is a multiple of 16 floats.
         arena = UnsafeMutableRawPointer.allocate(byteCount: (total + scratchCount + 16) * MemoryLayout<Float>.stride,
@@ -91,12 +91,56 @@ public final class Workspace {
     }
 
     /// The output of `layer` from the last forward pass (valid until the next pass).
+    /// - Precondition: the workspace keeps that layer's output (see `init(for:threads:keeping:)`).
     public func output(of layer: Int) -> UnsafeBufferPointer<Float> {
-        UnsafeBufferPointer(start: arena + offsets[layer], count: shapes[layer].count)
+        precondition(kept?.contains(layer) ?? true, "Workspace.output(of: \(layer)): this workspace does not keep that layer's output")
+        return UnsafeBufferPointer(start: arena + offsets[layer], count: shapes[layer].count)
     }
 
     /// A copy of the output of `layer` as a tensor.
     public func tensor(of layer: Int) -> Tensor {
-        Tensor(shape: shapes[layer], copying: arena + offsets[layer])
+        precondition(kept?.contains(layer) ?? true, "Workspace.tensor(of: \(layer)): this workspace does not keep that layer's output")
+        return Tensor(shape: shapes[layer], copying: arena + offsets[layer])
+    }
+
+    // MARK: - Memory plan
+
+    /// Offsets (in floats, multiples of 16 for 64-byte alignment) of every layer's output, and the total.
+    ///
+    /// Without `keeping`, outputs are laid end to end. With it, each output lives from its layer to its last
+    /// reader (kept layers: to the end of the pass); outputs are placed largest first at the lowest offset
+    /// that overlaps no output alive at the same time (a greedy interval packing).
+    static func place(_ layers: [any Layer], keeping: Set<Int>?) -> (offsets: [Int], total: Int) {
+        let sizes = layers.map { ($0.outputShape.count + 15) / 16 * 16 }
+        guard let keeping else {
+            var offsets: [Int] = []
+            var total = 0
+            for size in sizes {
+                offsets.append(total)
+                total += size
+            }
+            return (offsets, total)
+        }
+        var lastUse = Array(layers.indices)
+        for (index, layer) in layers.enumerated() {
+            for source in layer.inputs where source >= 0 { lastUse[source] = max(lastUse[source], index) }
+        }
+        for index in keeping where layers.indices.contains(index) { lastUse[index] = layers.count }
+        var offsets = [Int](repeating: 0, count: layers.count)
+        var placed: [Int] = []
+        for index in layers.indices.sorted(by: { sizes[$0] > sizes[$1] || (sizes[$0] == sizes[$1] && $0 < $1) }) {
+            // Address ranges of outputs alive at the same time as this one, by start.
+            let conflicts = placed.filter { other in index <= lastUse[other] && other <= lastUse[index] }
+                .map { (offsets[$0], offsets[$0] + sizes[$0]) }
+                .sorted { $0.0 < $1.0 }
+            var offset = 0
+            for (start, end) in conflicts where offset + sizes[index] > start {
+                offset = max(offset, end)
+            }
+            offsets[index] = offset
+            placed.append(index)
+        }
+        let total = layers.indices.map { offsets[$0] + sizes[$0] }.max() ?? 0
+        return (offsets, total)
     }
 }

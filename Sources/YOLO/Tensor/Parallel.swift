@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 
-/// A small parallel-for over `DispatchQueue.concurrentPerform` that honours an explicit thread count.
+/// A small parallel-for over a persistent `WorkerPool` that honours an explicit thread count.
 ///
 /// The engine does its own threading: layers split their work with `Parallel` and call OpenBLAS
 /// single-threaded inside each part (see `Workspace.threads`). With one thread the body runs inline,
@@ -25,12 +25,9 @@ public enum Parallel {
             if count > 0 { body(0, 0..<count) }
             return
         }
-        withoutActuallyEscaping(body) { body in
-            // Each worker gets a disjoint part; the caller promises the parts touch disjoint memory.
-            let shared = UncheckedSendable(body)
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                shared.value(worker, part(worker, of: workers, count: count))
-            }
+        // Each worker gets a disjoint part; the caller promises the parts touch disjoint memory.
+        WorkerPool.shared.run(parts: workers) { worker in
+            body(worker, part(worker, of: workers, count: count))
         }
     }
 

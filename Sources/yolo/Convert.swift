@@ -34,13 +34,16 @@ struct Convert: ParsableCommand {
     @Option(help: "How tables are made: kmeans (Lloyd, deterministic) or linear (evenly spaced).")
     var method: String = "kmeans"
 
+    @Option(name: .customLong("refine-rounds"), help: "Rounds of least-squares refinement of k-means scales, tables and codes (0: max-magnitude scales, nearest codes).")
+    var refineRounds: Int = LUTRefinement().maxRounds
+
     @Option(name: .customLong("keep-float"), help: "Convolutions kept float32: none, or a comma-separated list of first, last, heads and layer indices.")
     var keepFloat: String = "first"
 
     @Option(name: .customLong("lut8-layers"), help: "Convolutions given 8-bit codes whatever --quantize says: none, or a list as for --keep-float (default: heads for lut6 and lut4, none for lut8).")
     var lut8Layers: String?
 
-    @Option(parsing: .upToNextOption, help: "Calibration images or .npy input blobs: their mean activations let the biases absorb the mean output shift of quantized weights.")
+    @Option(parsing: .upToNextOption, help: "Calibration images or .npy input blobs (never the evaluation images): their mean activations let the biases absorb the mean output shift of quantized weights, and their input correlations steer the choice of codes (GPTQ-style error feedback).")
     var calibrate: [String] = []
 
     @Option(parsing: .upToNextOption, help: "After converting, compare float and converted detections on these images.")
@@ -67,6 +70,10 @@ struct Convert: ParsableCommand {
         }
         settings.granularity = granularity
         settings.method = method
+        guard refineRounds >= 0 else {
+            throw YOLOError.invalidArgument("--refine-rounds must be 0 or more; got \(refineRounds)")
+        }
+        settings.refineRounds = refineRounds
         settings.keepFloat = try FloatLayerSelector.parseList(keepFloat)
         settings.eightBit = try lut8Layers.map(FloatLayerSelector.parseList) ?? ConversionSettings.defaultEightBit(for: settings.type)
         return settings
@@ -84,9 +91,13 @@ struct Convert: ParsableCommand {
         let start = ContinuousClock.now
         let float = try model.load()
         printError("loaded \(model.cfg ?? Defaults.cfg): \(float.convolutions.count) convolutions")
-        var converted = try ModelConverter.convert(float, settings: settings, progress: printError)
+        let inputs = try calibrate.map { try NetworkInput.load($0, for: float) }
+        let quantized = settings.type == nil ? [] : Set(float.convolutions.keys)
+            .subtracting(try ModelConverter.floatLayers(settings.keepFloat, in: float.description))
+        let grams = inputs.isEmpty ? [:] : try InputGram.collect(model: float, inputs: inputs, layers: quantized)
+        if !grams.isEmpty { printError("input statistics of \(grams.count) layers from \(inputs.count) calibration inputs") }
+        var converted = try ModelConverter.convert(float, settings: settings, grams: grams, progress: printError)
         if !calibrate.isEmpty, !converted.quantizedConvolutions.isEmpty {
-            let inputs = try calibrate.map { try NetworkInput.load($0, for: float) }
             converted = BiasCorrection.correct(converted, reference: float, tapMeans: try BiasCorrection.tapMeans(model: float, inputs: inputs))
             printError("biases corrected with the mean activations of \(inputs.count) calibration inputs")
         }

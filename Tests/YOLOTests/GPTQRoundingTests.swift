@@ -43,7 +43,8 @@ import Testing
         let w = randomWeights(rows: rows, rowLength: n, seed: 42)
         let lut = LUTQuantizer(type: type).quantize(w, rows: rows)
         let table = lut.table.array, scales = lut.scales.array
-        let codes = try #require(GPTQRounding().codes(w.withUnsafeBufferPointer { $0 }, rows: rows, table: table, scales: scales, gram: gram(x)))
+        let g = gram(x)
+        let codes = try #require(w.withUnsafeBufferPointer { GPTQRounding().codes($0, rows: rows, table: table, scales: scales, gram: g) })
         let gptq = (0..<w.count).map { scales[$0 / n] * table[Int(codes[$0])] }
         let nearest = lut.expanded().array
         let a = outputError(w, gptq, x), b = outputError(w, nearest, x)

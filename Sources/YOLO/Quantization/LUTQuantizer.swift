@@ -59,8 +59,8 @@ public struct LUTQuantizer: Sendable {
     }
 
     /// Convenience for arrays.
-    public func quantize(_ weights: [Float], rows: Int) -> LUTWeights {
-        weights.withUnsafeBufferPointer { quantize($0, rows: rows) }
+    public func quantize(_ weights: [Float], rows: Int, importance: ((Int) -> Float)? = nil) -> LUTWeights {
+        weights.withUnsafeBufferPointer { quantize($0, rows: rows, importance: importance) }
     }
 
     /// The normalized table (ascending, `2^bits` values in [−1, 1]).

@@ -23,6 +23,14 @@ for q in lut8 lut6 lut4; do
 done
 $Y convert -o "$OUT/lut8-again.yolo" 2>/dev/null
 cmp "$OUT/lut8-per-channel.yolo" "$OUT/lut8-again.yolo" && echo "converting twice: byte-identical"
+# Calibration: edge/real images only, without the Grace Hopper photos (the same photo as the
+# evaluation image matplotlib_grace_hopper.jpg) and the truncated/corrupt files. Never evaluation images.
+CALIBRATION=$(ls $DATA/edge/real/*.jpg $DATA/edge/real/*.png | grep -v -E "hopper|truncated|junk")
+for q in lut8 lut6 lut4; do
+  $Y convert -o "$OUT/$q-calibrated.yolo" --quantize $q --calibrate $CALIBRATION 2>/dev/null
+done
+$Y convert -o "$OUT/lut8-calibrated-again.yolo" --calibrate $CALIBRATION 2>/dev/null
+cmp "$OUT/lut8-calibrated.yolo" "$OUT/lut8-calibrated-again.yolo" && echo "converting twice with calibration: byte-identical"
 
 echo "== load and verify (best of 20, yolo info)"
 for f in float lut8-per-channel lut6-per-channel lut4-per-channel; do
@@ -39,7 +47,7 @@ done
 
 echo "== agreement with the float model"
 for q in lut8 lut6 lut4; do
-  for lut in per-channel per-layer; do
+  for lut in per-channel per-layer calibrated; do
     echo "-- $q $lut"
     $Y compare "$OUT/float.yolo" "$OUT/$q-$lut.yolo" $RAW $IMAGES | grep -E "^(raw heads|detections|unmatched)"
   done

@@ -16,21 +16,28 @@ public enum LUTMethod: String, Sendable, CaseIterable {
 /// For each table group (the layer, or each output channel) the scale is `m = max |w|`; weights are
 /// normalized to `z = w / m ∈ [−1, 1]`; one table of `2^bits` normalized values is made for the
 /// layer (k-means over all `z` weighted by `m²`, or evenly spaced); each weight gets the code of
-/// the nearest table value (ties to the lower code).
+/// the nearest table value (ties to the lower code). With k-means tables, `refinement` then re-fits
+/// the scales, table and codes by alternating least squares (`LUTRefinement`; never a larger error).
 public struct LUTQuantizer: Sendable {
     public var type: LUTType
     public var granularity: LUTGranularity
     public var method: LUTMethod
     public var kmeans = KMeans1D()
+    /// Alternating least-squares refinement after the first fit (k-means tables only); 0 rounds keeps
+    /// the first fit (max-magnitude scales, nearest codes).
+    public var refinement = LUTRefinement()
 
-    public init(type: LUTType, granularity: LUTGranularity = .perChannel, method: LUTMethod = .kmeans) {
+    public init(type: LUTType, granularity: LUTGranularity = .perChannel, method: LUTMethod = .kmeans,
+                refinement: LUTRefinement = LUTRefinement()) {
         self.type = type
         self.granularity = granularity
         self.method = method
+        self.refinement = refinement
     }
 
     /// Quantizes `weights` (`rows × rowLength`, row-major; every value finite).
-    public func quantize(_ weights: UnsafeBufferPointer<Float>, rows: Int) -> LUTWeights {
+    /// `importance(i)` (≥ 0, optional) weighs weight `i`'s squared error in the refinement.
+    public func quantize(_ weights: UnsafeBufferPointer<Float>, rows: Int, importance: ((Int) -> Float)? = nil) -> LUTWeights {
         precondition(rows > 0 && weights.count % rows == 0 && !weights.isEmpty, "LUTQuantizer: \(weights.count) weights in \(rows) rows")
         precondition(weights.allSatisfy(\.isFinite), "LUTQuantizer: non-finite weight")
         let rowLength = weights.count / rows
@@ -42,14 +49,18 @@ public struct LUTQuantizer: Sendable {
             return m
         }
         let table = makeTable(weights, scales: scales, groupLength: groupLength)
-        let codes = Self.assignCodes(weights, table: table, scales: scales, groupLength: groupLength)
+        var fit = LUTRefinement.Fit(table: table, scales: scales,
+                                    codes: Self.assignCodes(weights, table: table, scales: scales, groupLength: groupLength))
+        if method == .kmeans && refinement.maxRounds > 0 {
+            fit = refinement.refine(weights, start: fit, importance: importance)
+        }
         return LUTWeights(type: type, granularity: granularity, rows: rows, rowLength: rowLength,
-                          table: FloatBuffer(table), scales: FloatBuffer(scales), codes: ByteBuffer(type.traits.pack(codes)))
+                          table: FloatBuffer(fit.table), scales: FloatBuffer(fit.scales), codes: ByteBuffer(type.traits.pack(fit.codes)))
     }
 
     /// Convenience for arrays.
-    public func quantize(_ weights: [Float], rows: Int) -> LUTWeights {
-        weights.withUnsafeBufferPointer { quantize($0, rows: rows) }
+    public func quantize(_ weights: [Float], rows: Int, importance: ((Int) -> Float)? = nil) -> LUTWeights {
+        weights.withUnsafeBufferPointer { quantize($0, rows: rows, importance: importance) }
     }
 
     /// The normalized table (ascending, `2^bits` values in [−1, 1]).

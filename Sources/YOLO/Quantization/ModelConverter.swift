@@ -61,9 +61,14 @@ public struct ConversionSettings: Sendable {
     public var keepFloat: [FloatLayerSelector] = [.first]
     /// Convolutions quantized with 8-bit codes whatever `type` is (unless kept float).
     public var eightBit: [FloatLayerSelector] = []
+    /// Rounds of least-squares refinement of k-means fits (`LUTRefinement`); 0 keeps the first fit.
+    public var refineRounds = LUTRefinement().maxRounds
 
     public init(type: LUTType? = .lut8, granularity: LUTGranularity = .perChannel, method: LUTMethod = .kmeans,
-                keepFloat: [FloatLayerSelector] = [.first], eightBit: [FloatLayerSelector] = []) {
+                keepFloat: [FloatLayerSelector] = [.first], eightBit: [FloatLayerSelector] = [],
+                refineRounds: Int = LUTRefinement().maxRounds) {
+        precondition(refineRounds >= 0, "ConversionSettings: negative refine rounds")
+        self.refineRounds = refineRounds
         self.type = type
         self.granularity = granularity
         self.method = method
@@ -87,7 +92,8 @@ public struct ConversionSettings: Sendable {
         guard let type else { return "quantize none" }
         let kept = keepFloat.isEmpty ? "none" : keepFloat.map(\.description).joined(separator: ",")
         let eight = eightBit.isEmpty || type == .lut8 ? "" : ", lut8 layers " + eightBit.map(\.description).joined(separator: ",")
-        return "quantize \(type), tables \(granularity), method \(method.rawValue), keep-float \(kept)" + eight
+        let refine = method == .kmeans ? ", refine \(refineRounds)" : ""
+        return "quantize \(type), tables \(granularity), method \(method.rawValue)\(refine), keep-float \(kept)" + eight
     }
 }
 
@@ -122,8 +128,11 @@ public enum ModelConverter {
     /// Quantizes every convolution of `model` not kept float, in layer order. `progress` gets one
     /// line per layer (layer, storage, time, weight RMSE and largest error).
     ///
+    /// `grams[layer]`, when given, is the layer's input second moments (`InputGram.collect`, from
+    /// calibration inputs): the codes are then chosen by `GPTQRounding` to reduce the output error.
+    ///
     /// - Throws: `YOLOError.invalidArgument` when a layer to quantize holds a non-finite weight.
-    public static func convert(_ model: Model, settings: ConversionSettings,
+    public static func convert(_ model: Model, settings: ConversionSettings, grams: [Int: [Float]] = [:],
                                progress: (String) -> Void = { _ in }) throws -> Model {
         guard let type = settings.type else { return model }
         let kept = Set(try floatLayers(settings.keepFloat, in: model.description))
@@ -131,22 +140,38 @@ public enum ModelConverter {
         let eightBit = Set(try floatLayers(settings.eightBit, in: model.description))
         for index in model.convolutions.keys.sorted() where !kept.contains(index) {
             let layerType = eightBit.contains(index) ? LUTType.lut8 : type
-            let quantizer = LUTQuantizer(type: layerType, granularity: settings.granularity, method: settings.method)
+            let quantizer = LUTQuantizer(type: layerType, granularity: settings.granularity, method: settings.method,
+                                         refinement: LUTRefinement(maxRounds: settings.refineRounds))
             let parameters = model.convolutions[index]!
             guard parameters.weights.buffer.allSatisfy(\.isFinite) else {
                 throw YOLOError.invalidArgument("layer \(index) holds a non-finite weight; it cannot be quantized (keep it float with --keep-float \(index))")
             }
             let start = ContinuousClock.now
             let rows = parameters.biases.count
-            let weights = quantizer.quantize(parameters.weights.buffer, rows: rows)
+            var weights = quantizer.quantize(parameters.weights.buffer, rows: rows)
+            var rounding = "nearest"
+            if let gram = grams[index] {
+                let rowLength = parameters.weights.count / rows
+                precondition(gram.count == rowLength * rowLength, "ModelConverter: gram of \(gram.count) for rows of \(rowLength)")
+                if let codes = GPTQRounding().codes(parameters.weights.buffer, rows: rows, table: weights.table.array,
+                                                    scales: weights.scales.array, gram: gram) {
+                    let scales = settings.granularity == .perChannel
+                        ? GPTQRounding.outputScales(parameters.weights.buffer, codes: codes, rows: rows, table: weights.table.array,
+                                                    scales: weights.scales.array, gram: gram)
+                        : weights.scales.array
+                    weights = LUTWeights(type: weights.type, granularity: weights.granularity, rows: rows, rowLength: rowLength,
+                                         table: weights.table, scales: FloatBuffer(scales), codes: ByteBuffer(layerType.traits.pack(codes)))
+                    rounding = "gptq"
+                }
+            }
             let expanded = weights.expanded()
             let error = withExtendedLifetime((parameters, expanded)) { WeightError(parameters.weights.buffer, expanded.buffer) }
             result.convolutions[index] = nil
             result.quantizedConvolutions[index] = QuantizedConvolution(weights: weights, biases: parameters.biases)
             let seconds = Double((ContinuousClock.now - start).components.attoseconds) / 1e18
                 + Double((ContinuousClock.now - start).components.seconds)
-            progress(String(format: "layer %2d: %@ %@, %d weights, %.2f s, RMSE %.3g, max error %.3g",
-                            index, layerType.description, settings.granularity.description, weights.count, seconds,
+            progress(String(format: "layer %2d: %@ %@, %@ codes, %d weights, %.2f s, RMSE %.3g, max error %.3g",
+                            index, layerType.description, settings.granularity.description, rounding, weights.count, seconds,
                             error.rmse, error.maxError))
         }
         return result

@@ -18,6 +18,33 @@ public enum BLAS {
             a, blasint(lda), b, blasint(ldb), beta, c, blasint(ldc))
     }
 
+    /// The upper triangle of `C[n×n] = A · Aᵀ + beta · C`, `A` row-major `n×k` (leading dimension `lda`);
+    /// the strict lower triangle of `c` is left as it was.
+    public static func gramUpper(n: Int, k: Int, a: UnsafePointer<Float>, lda: Int,
+                                 c: UnsafeMutablePointer<Float>, ldc: Int, beta: Float = 0) {
+        cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, blasint(n), blasint(k), 1, a, blasint(lda),
+                    beta, c, blasint(ldc))
+    }
+
+    /// Replaces the symmetric positive-definite `a` (`n×n`, both triangles set) by the upper factor
+    /// `U` of the Cholesky decomposition of its inverse, `A⁻¹ = Uᵀ U`, row-major, strict lower triangle
+    /// zeroed (LAPACK dpotrf, dpotri, dpotrf). Returns false, `a` unspecified, when `a` is not
+    /// positive definite.
+    public static func inverseCholeskyUpper(_ a: UnsafeMutablePointer<Double>, n: Int) -> Bool {
+        var size = blasint(n), info: blasint = 0
+        var lower = CChar(UInt8(ascii: "L"))
+        // Row-major symmetric = column-major symmetric. 'L' in column-major is the upper triangle row-major.
+        dpotrf_(&lower, &size, a, &size, &info)
+        guard info == 0 else { return false }
+        dpotri_(&lower, &size, a, &size, &info)
+        guard info == 0 else { return false }
+        for i in 0..<n { for j in 0..<i { a[i * n + j] = a[j * n + i] } }  // mirror row-major upper to lower
+        dpotrf_(&lower, &size, a, &size, &info)
+        guard info == 0 else { return false }
+        for i in 0..<n { for j in 0..<i { a[i * n + j] = 0 } }
+        return true
+    }
+
     /// OpenBLAS's worker-thread count. Process-wide: the one piece of shared mutable state.
     public static var threads: Int {
         get { Int(openblas_get_num_threads()) }

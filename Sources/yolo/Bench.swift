@@ -35,6 +35,9 @@ struct Bench: ParsableCommand {
     @Option(help: "Output format: table, json or csv.")
     var format: String = "table"
 
+    @Option(help: "With --layers: the image whose preprocessing, decoding and NMS are timed (default: Samples/coffee.png).")
+    var image: String?
+
     @Option(help: "Write a per-layer bar chart (SVG) to this file; implies --layers.")
     var svg: String?
 
@@ -87,8 +90,6 @@ struct Bench: ParsableCommand {
                 network.forward(pointer, workspace: workspace)
                 totals.append(Double(DispatchTime.now().uptimeNanoseconds - start) * 1e-6)
             }
-            // Hook: preprocessing, anchor decoding and NMS timings go here once Detector exists
-            // (time them over the same runs and add them to Result as extra stages).
             guard layers || svg != nil else { return }
             let seconds = UnsafeMutableBufferPointer<Double>.allocate(capacity: network.layers.count)
             defer { seconds.deallocate() }
@@ -112,7 +113,28 @@ struct Bench: ParsableCommand {
             }
         }
         return BenchReport.Result(threads: threads, blasCore: BLAS.coreName, summary: TimingSummary(totals),
-                                  layers: layerResults)
+                                  layers: layerResults, stages: layers ? stageTimes(network, threads: threads) : nil)
+    }
+
+    /// Median times of the detection stages around the forward pass (preprocessing = letterbox into the
+    /// input tensor, decoding = anchors, suppression = NMS), over `runs` `Detector.detect` calls on the
+    /// sample image; nil when there is no image to use.
+    func stageTimes(_ network: Network, threads: Int) -> BenchReport.Stages? {
+        let path = image ?? (URL(fileURLWithPath: Defaults.weightsFolder).deletingLastPathComponent().path + "/Samples/coffee.png")
+        guard let picture = try? Image(contentsOf: path),
+              let detector = try? Detector(model: network.model, algorithm: ConvolutionAlgorithm(rawValue: algorithm) ?? .auto,
+                                           threads: threads) else { return nil }
+        var options = DetectionOptions()
+        options.inputSize = .fixed(width: network.inputShape.width, height: network.inputShape.height)
+        var samples: [DetectionStage: [Double]] = [:]
+        for run in 0..<(warmup + runs) {
+            _ = try? detector.detect(picture, options: options) { stage, duration in
+                if run >= warmup { samples[stage, default: []].append(duration.milliseconds) }
+            }
+        }
+        func median(_ stage: DetectionStage) -> Double { TimingSummary(samples[stage] ?? [0]).median }
+        return BenchReport.Stages(image: path, preprocess: median(.preprocess), forward: median(.forward),
+                                  decode: median(.decode), suppress: median(.suppress))
     }
 
     /// A fixed pseudo-random input in [0, 1] (the timing does not depend on the values).

@@ -40,15 +40,29 @@ struct BenchReport: Encodable {
         var algorithm: String
     }
 
+    /// Median milliseconds of the detection stages of one `Detector.detect` call.
+    struct Stages: Encodable {
+        var image: String
+        var preprocess: Double
+        var forward: Double
+        var decode: Double
+        var suppress: Double
+
+        enum CodingKeys: String, CodingKey {
+            case image, preprocess = "preprocess_ms", forward = "forward_ms", decode = "decode_ms", suppress = "nms_ms"
+        }
+    }
+
     struct Result: Encodable {
         var threads: Int
         var blasCore: String
         var summary: TimingSummary
         var layers: [Layer]?
+        var stages: Stages? = nil
 
         enum CodingKeys: String, CodingKey {
             case threads, blasCore = "blas_core", runs, median = "median_ms", min = "min_ms", max = "max_ms",
-                 p90 = "p90_ms", layers
+                 p90 = "p90_ms", layers, stages
         }
 
         func encode(to encoder: Encoder) throws {
@@ -61,6 +75,7 @@ struct BenchReport: Encodable {
             try c.encode(summary.max, forKey: .max)
             try c.encode(summary.p90, forKey: .p90)
             try c.encodeIfPresent(layers, forKey: .layers)
+            try c.encodeIfPresent(stages, forKey: .stages)
         }
     }
 
@@ -101,6 +116,10 @@ struct BenchReport: Encodable {
             }
             out += String(format: "       sum of layers %19.3f %7.3f ms\n", layers.reduce(0) { $0 + $1.ms },
                           layers.reduce(0) { $0 + $1.minMs })
+            if let st = r.stages {
+                out += String(format: "detect() stages on %@, medians: preprocess %.3f ms, forward %.3f ms, decode %.3f ms, NMS %.3f ms\n",
+                              st.image as NSString, st.preprocess, st.forward, st.decode, st.suppress)
+            }
         }
         return out
     }

@@ -17,10 +17,12 @@ let package = Package(
         // JPEG through libjpeg-turbo's TurboJPEG API: it reports errors as return codes, where the
         // classic libjpeg API longjmps (which Swift cannot survive).
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        // LAPACK's C declarations (Debian's liblapacke-dev); the routines themselves come from libopenblas.
+        .systemLibrary(name: "CLAPACK", providers: [.apt(["liblapacke-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         // glibc's malloc statistics, for the test that checks a forward pass allocates nothing.
         .systemLibrary(name: "CMallocInfo"),
-        .target(name: "YOLO", dependencies: ["COpenBLAS", "CTurboJPEG", "CPNG"]),
+        .target(name: "YOLO", dependencies: ["COpenBLAS", "CLAPACK", "CTurboJPEG", "CPNG"]),
         .executableTarget(
             name: "yolo",
             dependencies: ["YOLO", .product(name: "ArgumentParser", package: "swift-argument-parser")]),

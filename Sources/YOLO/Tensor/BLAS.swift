@@ -1,3 +1,4 @@
+import CLAPACK
 import COpenBLAS
 
 /// The engine's only door to OpenBLAS: single-precision matrix products and thread control.
@@ -31,15 +32,15 @@ public enum BLAS {
     /// zeroed (LAPACK dpotrf, dpotri, dpotrf). Returns false, `a` unspecified, when `a` is not
     /// positive definite.
     public static func inverseCholeskyUpper(_ a: UnsafeMutablePointer<Double>, n: Int) -> Bool {
-        var size = blasint(n), info: blasint = 0
+        var size = Int32(n), info: Int32 = 0  // lapack_int (a macro for int32_t)
         var lower = CChar(UInt8(ascii: "L"))
         // Row-major symmetric = column-major symmetric. 'L' in column-major is the upper triangle row-major.
-        dpotrf_(&lower, &size, a, &size, &info)
+        dpotrf_(&lower, &size, a, &size, &info, 1)
         guard info == 0 else { return false }
-        dpotri_(&lower, &size, a, &size, &info)
+        dpotri_(&lower, &size, a, &size, &info, 1)
         guard info == 0 else { return false }
         for i in 0..<n { for j in 0..<i { a[i * n + j] = a[j * n + i] } }  // mirror row-major upper to lower
-        dpotrf_(&lower, &size, a, &size, &info)
+        dpotrf_(&lower, &size, a, &size, &info, 1)
         guard info == 0 else { return false }
         for i in 0..<n { for j in 0..<i { a[i * n + j] = 0 } }
         return true

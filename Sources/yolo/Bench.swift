@@ -63,7 +63,7 @@ struct Bench: ParsableCommand {
             let report = BenchReport(
                 machine: .current, model: model.cfg ?? Defaults.cfg, size: "\(network.inputShape.width)x\(network.inputShape.height)",
                 algorithm: algorithm, warmup: warmup,
-                results: try threadCounts().map { measure(network, threads: $0) })
+                results: try threadCounts().map { try measure(network, threads: $0) })
             switch format {
             case "json": print(try report.json())
             case "csv": print(report.csv(), terminator: "")
@@ -77,7 +77,7 @@ struct Bench: ParsableCommand {
 
     // MARK: - Measuring
 
-    func measure(_ network: Network, threads: Int) -> BenchReport.Result {
+    func measure(_ network: Network, threads: Int) throws -> BenchReport.Result {
         let workspace = Workspace(for: network, threads: threads)
         let input = Bench.input(count: network.inputShape.count)
         var totals: [Double] = []
@@ -113,17 +113,18 @@ struct Bench: ParsableCommand {
             }
         }
         return BenchReport.Result(threads: threads, blasCore: BLAS.coreName, summary: TimingSummary(totals),
-                                  layers: layerResults, stages: layers ? stageTimes(network, threads: threads) : nil)
+                                  layers: layerResults, stages: layers ? try stageTimes(network, threads: threads) : nil)
     }
 
     /// Median times of the detection stages around the forward pass (preprocessing = letterbox into the
     /// input tensor, decoding = anchors, suppression = NMS), over `runs` `Detector.detect` calls on the
-    /// sample image; nil when there is no image to use.
-    func stageTimes(_ network: Network, threads: Int) -> BenchReport.Stages? {
+    /// sample image; nil when the default sample is not there. An `--image` that cannot be read is an error.
+    func stageTimes(_ network: Network, threads: Int) throws -> BenchReport.Stages? {
         let path = image ?? (URL(fileURLWithPath: Defaults.weightsFolder).deletingLastPathComponent().path + "/Samples/coffee.png")
-        guard let picture = try? Image(contentsOf: path),
-              let detector = try? Detector(model: network.model, algorithm: ConvolutionAlgorithm(rawValue: algorithm) ?? .auto,
-                                           threads: threads) else { return nil }
+        guard image != nil || FileManager.default.fileExists(atPath: path) else { return nil }
+        let picture = try Image(contentsOf: path)
+        let detector = try Detector(model: network.model, algorithm: ConvolutionAlgorithm(rawValue: algorithm) ?? .auto,
+                                    threads: threads)
         var options = DetectionOptions()
         options.inputSize = .fixed(width: network.inputShape.width, height: network.inputShape.height)
         var samples: [DetectionStage: [Double]] = [:]

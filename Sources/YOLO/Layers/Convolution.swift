@@ -109,21 +109,11 @@ public struct Convolution: Layer {
 
     /// The plain single-threaded path: im2col (unless pointwise), one GEMM, bias and activation.
     func forwardGEMM(_ io: LayerIO) {
-        let plane = outputShape.planeCount
-        let columns: UnsafePointer<Float>
-        if isPointwise {
-            columns = io.input
-        } else {
-            Im2col.unfold(io.input, shape: inputShape, size: size, stride: stride, padding: padding,
-                          outputHeight: outputShape.height, outputWidth: outputShape.width, into: io.scratch)
-            columns = UnsafePointer(io.scratch)
-        }
-        BLAS.sgemm(m: filters, n: plane, k: patchLength,
-                   a: weights.pointer, lda: patchLength,
-                   b: columns, ldb: plane,
-                   c: io.output, ldc: plane)
-        for f in 0..<filters {
-            activation.applyBiased(io.output + f * plane, count: plane, bias: biases[f])
-        }
+        // The plain path is ConvolutionSteps' three steps, the same code LUTConvolution runs.
+        let steps = ConvolutionSteps(inputShape: inputShape, filters: filters, size: size, stride: stride,
+                                     padding: padding, activation: activation)
+        let columns = steps.columns(io.input, scratch: io.scratch)
+        steps.multiply(rows: 0..<filters, weights: weights.pointer, columns: columns, output: io.output)
+        steps.finish(io.output, biases: biases)
     }
 }

@@ -84,19 +84,17 @@ import Testing
 
     // MARK: - Real model against OpenCV
 
-    static let raw = LayerTestSupport.shared.appendingPathComponent("data/reference-outputs/photos/letterbox_dn/raw")
+    /// The committed OpenCV reference tensors (scripts/make-head-fixtures.sh).
+    static let raw = URL(fileURLWithPath: TestPaths.fixtures).appendingPathComponent("reference-heads")
 
     /// The issue-2 bar: |ours − OpenCV| ≤ 1e-3 on every value of both heads, for the three PNG input
     /// blobs, with every fast path on (`.auto` with two workers), with F(4×4) on every 3×3 layer, with
     /// F(2×2), and on the plain path. Measured: auto 1.6e-4, F(4×4) 1.9e-4, F(2×2) 1.5e-4, im2col
     /// 1.6e-4 (onnxruntime's own gap to OpenCV is about 1.6e-4 too).
-    @Test(.enabled(if: LayerTestSupport.hasShared && LayerTestSupport.hasWeights,
-                   "needs ../shared reference outputs and Weights/yolov3-tiny.weights"),
+    @Test(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)"),
           arguments: [ConvolutionAlgorithm.auto, .winograd4, .winograd2, .im2col])
     func headsMatchOpenCV(algorithm: ConvolutionAlgorithm) throws {
-        let weights = LayerTestSupport.packageRoot.appendingPathComponent("Weights")
-        let model = try Model(cfg: weights.appendingPathComponent("yolov3-tiny.cfg").path,
-                              weights: weights.appendingPathComponent("yolov3-tiny.weights").path)
+        let model = try #require(TinyYOLO.model)
         let network = try Network(model: model, algorithm: algorithm)
         let workspace = Workspace(for: network, threads: 2)
         for stem in ["skimage_coffee", "skimage_camera", "skimage_astronaut"] {

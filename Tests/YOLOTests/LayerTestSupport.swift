@@ -3,16 +3,6 @@ import Foundation
 
 /// Helpers shared by the layer tests: deterministic data, plain reference loops, one-layer runs.
 enum LayerTestSupport {
-    /// The package root (three levels above this file).
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-    /// `../shared` next to the package, where the reference data lives.
-    static let shared = packageRoot.deletingLastPathComponent().appendingPathComponent("shared")
-    static var hasShared: Bool { FileManager.default.fileExists(atPath: shared.path) }
-    static var hasWeights: Bool {
-        FileManager.default.fileExists(atPath: packageRoot.appendingPathComponent("Weights/yolov3-tiny.weights").path)
-    }
-
     /// `count` values in [-1, 1) from a fixed linear congruential sequence.
     static func values(_ count: Int, seed: UInt32) -> [Float] {
         var state = seed &* 2_654_435_761 &+ 1

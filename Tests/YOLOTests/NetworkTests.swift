@@ -3,24 +3,8 @@ import Testing
 @testable import YOLO
 
 @Suite struct NetworkTests {
-    /// The whole network against OpenCV DNN's raw heads, on the exact letterbox input blobs
-    /// (fixtures from scripts/make-head-fixtures.sh). Bar: 1e-3 absolute everywhere
-    /// (onnxruntime reaches 4e-4 against the same reference).
-    @Test(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)"),
-          arguments: ["skimage_astronaut", "skimage_camera", "skimage_coffee"])
-    func headsMatchOpenCVReference(stem: String) throws {
-        let model = try #require(TinyYOLO.model)
-        let folder = TestPaths.fixtures + "/reference-heads/"
-        let input = try Tensor.readNumPy(folder + stem + ".input.npy")
-        let network = try Network(model: model)
-        let heads = try network.forward(input)
-        let references = try ["conv_15", "conv_22"].map { try Tensor.readNumPy(folder + stem + ".\($0).npy") }
-        for (head, reference) in zip(heads, references) {
-            #expect(head.shape == reference.shape)
-            let difference = head.maxAbsDifference(reference)
-            #expect(difference < 1e-3, "\(stem) \(reference.shape): max |Δ| = \(difference)")
-        }
-    }
+    // The whole network against OpenCV DNN's raw heads, for every convolution algorithm:
+    // `headsMatchOpenCV` in Convolution+WinogradTests.swift.
 
     @Test func runsAtAnyInputSizeWithCustomClasses() throws {
         let description = try parse(tinyCfg(classes: 3, width: 64, height: 64))

@@ -116,8 +116,3 @@ struct Convert: ParsableCommand {
         }
     }
 }
-
-extension Duration {
-    /// The duration in seconds.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

@@ -73,7 +73,3 @@ enum JSON {
 
     static func number(_ value: Float) -> String { number(Double(value), decimals: 6) }
 }
-
-extension Duration {
-    var milliseconds: Double { Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15 }
-}

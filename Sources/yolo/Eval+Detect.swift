@@ -81,7 +81,7 @@ extension Eval {
         }
         progress.finish()
         let elapsed = ContinuousClock.now - start
-        outcome.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        outcome.seconds = elapsed.seconds
         return outcome
     }
 

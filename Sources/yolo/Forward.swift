@@ -81,10 +81,3 @@ extension Forward {
         return Tensor(shape: Shape(channels: 3, height: h, width: w), values: values)
     }
 }
-
-extension Duration {
-    /// `12.34 ms`.
-    var formattedMilliseconds: String {
-        String(format: "%.2f ms", Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15)
-    }
-}

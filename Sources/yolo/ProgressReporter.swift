@@ -24,16 +24,16 @@ final class ProgressReporter {
     /// Reports that `done` steps are finished.
     func update(done: Int) {
         let now = ContinuousClock.now
-        let elapsed = seconds(now - start)
+        let elapsed = (now - start).seconds
         let fraction = Double(done) / Double(total)
         if interactive {
-            if let lastDraw, seconds(now - lastDraw) < 0.1, done < total { return }
+            if let lastDraw, (now - lastDraw).seconds < 0.1, done < total { return }
             lastDraw = now
             let width = 30
             let filled = min(width, Int(fraction * Double(width)))
             let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
             write("\r[\(bar)] \(done)/\(total) \(label) \(rateText(done, elapsed)) ETA \(etaText(done, elapsed))\u{1B}[K")
-        } else if done == total || fraction - lastLineFraction >= 0.1 || lastDraw.map({ seconds(now - $0) >= 30 }) ?? (elapsed >= 30) {
+        } else if done == total || fraction - lastLineFraction >= 0.1 || lastDraw.map({ (now - $0).seconds >= 30 }) ?? (elapsed >= 30) {
             lastDraw = now
             lastLineFraction = fraction
             write("\(done)/\(total) \(label) (\(Int(fraction * 100))%), \(rateText(done, elapsed)), ETA \(etaText(done, elapsed))\n")
@@ -60,9 +60,6 @@ final class ProgressReporter {
         return String(format: "%d:%02d", remaining / 60, remaining % 60)
     }
 
-    private func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
 
     private func write(_ text: String) {
         FileHandle.standardError.write(Data(text.utf8))

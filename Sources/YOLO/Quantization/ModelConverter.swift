@@ -168,8 +168,8 @@ public enum ModelConverter {
             let error = withExtendedLifetime((parameters, expanded)) { WeightError(parameters.weights.buffer, expanded.buffer) }
             result.convolutions[index] = nil
             result.quantizedConvolutions[index] = QuantizedConvolution(weights: weights, biases: parameters.biases)
-            let seconds = Double((ContinuousClock.now - start).components.attoseconds) / 1e18
-                + Double((ContinuousClock.now - start).components.seconds)
+            let elapsed = ContinuousClock.now - start  // one clock read for both parts
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             progress(String(format: "layer %2d: %@ %@, %@ codes, %d weights, %.2f s, RMSE %.3g, max error %.3g",
                             index, layerType.description, settings.granularity.description, rounding, weights.count, seconds,
                             error.rmse, error.maxError))

@@ -93,7 +93,7 @@ struct Convert: ParsableCommand {
     func run() throws {
         let settings = try settings()
         let start = ContinuousClock.now
-        let float = try model.load()
+        let float = try model.load(convertedDefault: false)
         printError("loaded \(model.cfg ?? Defaults.cfg): \(float.convolutions.count) convolutions")
         let inputs = try calibrate.map { try NetworkInput.load($0, for: float) }
         let quantized = settings.type == nil ? [] : Set(float.convolutions.keys)

@@ -51,9 +51,11 @@ struct ModelOptions: ParsableArguments {
 
     /// Loads the model; `withNames: false` skips the names file (for commands that print no labels).
     /// With no model named at all, the default is the converted lut8 model when `make model` has made it,
-    /// else darknet's yolov3-tiny files.
-    func load(withNames: Bool = true) throws -> Model {
-        if let modelFile = modelFile ?? (cfg == nil && weights == nil ? Defaults.modelFile : nil) {
+    /// else darknet's yolov3-tiny files; `convertedDefault: false` always falls back to darknet's files
+    /// (`yolo convert` must start from the original weights, not from an already quantized model).
+    func load(withNames: Bool = true, convertedDefault: Bool = true) throws -> Model {
+        let fallback = cfg == nil && weights == nil && convertedDefault ? Defaults.modelFile : nil
+        if let modelFile = modelFile ?? fallback {
             guard let mode = ["expanded": WeightResidency.expanded, "codes": .codes][residency] else {
                 throw YOLOError.invalidArgument("--residency must be expanded or codes; got '\(residency)'")
             }

@@ -68,10 +68,13 @@ struct ProcessResult {
 }
 
 /// Runs the built `yolo` binary with `arguments`.
-func runYOLO(_ arguments: [String]) throws -> ProcessResult {
+func runYOLO(_ arguments: [String], environment: [String: String] = [:]) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: TestPaths.yoloBinary)
     process.arguments = arguments
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err

@@ -49,6 +49,12 @@ struct ModelOptions: ParsableArguments {
     @Option(help: "With --model: expanded (LUT codes become float32 at load, fastest) or codes (kept as codes, least memory).")
     var residency: String = "expanded"
 
+    func validate() throws {
+        guard ["expanded", "codes"].contains(residency) else {
+            throw ValidationError("--residency must be expanded or codes; got '\(residency)'")
+        }
+    }
+
     /// Loads the model; `withNames: false` skips the names file (for commands that print no labels).
     /// With no model named at all, the default is the converted lut8 model when `make model` has made it,
     /// else darknet's yolov3-tiny files; `convertedDefault: false` always falls back to darknet's files

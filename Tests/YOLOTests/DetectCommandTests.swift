@@ -67,7 +67,8 @@ struct DetectCommandTests {
 
     @Test func flagsAreValidated() throws {
         for arguments in [["--conf", "1.5"], ["--scale", "zoom"], ["--roi", "0,0,2"], ["--size", "400x416"],
-                          ["--classes", "unicorn"], ["--max-det", "0"], ["--format", "xml"]] {
+                          ["--classes", "unicorn"], ["--max-det", "0"], ["--format", "xml"], ["--algorithm", "fast"],
+                          ["--residency", "tiny"]] {
             let result = try runYOLOFloat(["detect"] + arguments + [samples + "/coffee.png"])
             #expect(result.status == 1, "\(arguments): \(result.stderr)")
             #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")

@@ -63,17 +63,6 @@ import Testing
         #expect((layer.winograd?.blocks ?? 0) > 1)
     }
 
-    @Test func filtersAreStoredTransposedForManyChannels() {
-        func plan(channels: Int) -> WinogradPlan? {
-            Convolution(input: -1, inputShape: Shape(channels: channels, height: 7, width: 9), filters: 12, size: 3,
-                        stride: 1, padding: 1, activation: .leaky,
-                        weights: FloatBuffer(LayerTestSupport.values(channels * 12 * 9, seed: 1)),
-                        biases: FloatBuffer(LayerTestSupport.values(12, seed: 2)), algorithm: .winograd2).winograd
-        }
-        #expect(plan(channels: 130)?.transposedU == true)
-        #expect(plan(channels: 40)?.transposedU == false)
-    }
-
     @Test func winogradFallsBackWhereItDoesNotApply() {
         let strided = Convolution(input: -1, inputShape: Shape(channels: 8, height: 8, width: 8), filters: 4, size: 3,
                                   stride: 2, padding: 1, activation: .leaky,

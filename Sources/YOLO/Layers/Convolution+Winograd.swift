@@ -62,18 +62,17 @@ extension Convolution {
                                into: v + channel * blockTiles + group * lanes, buffer: buffer)
             }
         }
-        let u = plan.u.pointer
+        // Whole column blocks: V's and M's rows hold `blockTiles` (a multiple of the GEMM's block).
         Parallel.forEach(alpha2, threads: threads) { xi in
-            BLAS.sgemm(m: filters, n: tiles, k: channels,
-                       a: u + xi * filters * channels, lda: plan.transposedU ? filters : channels,
-                       b: v + xi * channels * blockTiles, ldb: blockTiles,
-                       c: mm + xi * filters * blockTiles, ldc: blockTiles, transposedA: plan.transposedU)
+            GEMM.multiply(plan.u, matrix: xi, rows: 0..<filters, b: v + xi * channels * blockTiles, ldb: blockTiles,
+                          n: tiles, c: mm + xi * filters * blockTiles, ldc: blockTiles, padded: true, scratch: nil)
         }
         let output = io.output
-        Parallel.forWorkers(filters * groups, threads: threads) { worker, range in
+        let outputGroups = (tiles + lanes - 1) / lanes   // groups holding real tiles
+        Parallel.forWorkers(filters * outputGroups, threads: threads) { worker, range in
             let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount).assumingMemoryBound(to: Lane.self)
             for index in range {
-                let (filter, group) = index.quotientAndRemainder(dividingBy: groups)
+                let (filter, group) = index.quotientAndRemainder(dividingBy: outputGroups)
                 transformOutput(mm + filter * blockTiles + group * lanes, filter: filter, group: firstGroup + group,
                                 plan: plan, into: output, buffer: buffer)
             }
@@ -118,7 +117,7 @@ extension Convolution {
         let first = group * lanes
         var ty = first / plan.tilesX
         var tx = first - ty * plan.tilesX
-        for lane in 0..<min(lanes, plan.tiles - first) {
+        for lane in 0..<max(0, min(lanes, plan.tiles - first)) {   // lanes past the last tile read tile 0
             offsets[lane] = ty * m * pw + tx * m
             tx += 1
             if tx == plan.tilesX { tx = 0; ty += 1 }

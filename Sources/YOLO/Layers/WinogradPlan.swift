@@ -7,16 +7,12 @@ public struct WinogradPlan: Sendable {
     public let tilesX: Int
     /// Tiles in one map: `tilesY · tilesX` (the GEMMs' N).
     public let tiles: Int
-    /// `tiles` rounded up to the SIMD group size: the row stride of V and M.
+    /// `tiles` rounded up to `tileAlignment`: the GEMMs then never need edge copies.
     public let paddedTiles: Int
     public let inChannels: Int
     public let filters: Int
-    /// α² matrices of `filters × inChannels`: `U[ξ][filter][channel]`, or `U[ξ][channel][filter]`
-    /// (stored transposed) when `transposedU`.
-    public let u: FloatBuffer
-    /// True when U is stored transposed: OpenBLAS then packs it with its transposed copy routine,
-    /// measured 3–10 % faster on layers with ≥ 128 input channels and slightly slower below.
-    public let transposedU: Bool
+    /// α² matrices of `filters × inChannels`, `U[ξ][filter][channel]`, packed for `GEMM`.
+    public let u: PackedMatrix
     /// Tiles per cache block (a multiple of `lanes`): V and M of one block stay in the core's L2.
     /// Equals `paddedTiles` (one block) when the filters are large, so U is packed once per layer.
     public let blockTiles: Int
@@ -27,8 +23,11 @@ public struct WinogradPlan: Sendable {
     public let paddedHeight: Int
     public let paddedWidth: Int
 
-    /// Tiles per SIMD group.
+    /// Tiles per SIMD group of the transforms.
     static let lanes = 8
+    /// Tiles the padded count and the blocks are multiples of: the GEMM's column block with the own
+    /// kernel (whose products may then read and write whole blocks), a SIMD group otherwise.
+    static var tileAlignment: Int { GEMM.usesOwnKernel ? GEMM.panelColumns : lanes }
 
     /// Transforms `weights` (`[filters][inChannels][3][3]`) for a `height × width` map.
     init(m: Int, inChannels: Int, filters: Int, height: Int, width: Int, weights: FloatBuffer, maxWorkers: Int) {
@@ -38,13 +37,14 @@ public struct WinogradPlan: Sendable {
         self.tilesY = (height + m - 1) / m
         self.tilesX = (width + m - 1) / m
         self.tiles = tilesY * tilesX
-        self.paddedTiles = (tiles + Self.lanes - 1) / Self.lanes * Self.lanes
+        let alignment = Self.tileAlignment
+        self.paddedTiles = (tiles + alignment - 1) / alignment * alignment
         self.inChannels = inChannels
         self.filters = filters
         let alpha2 = transform.alpha * transform.alpha
         // About 768 KB of V and M per block; blocks below 64 tiles would repack U too often.
         let perTile = alpha2 * (inChannels + filters)
-        let block = max(64, (192 * 1024 / perTile) / Self.lanes * Self.lanes)
+        let block = max(64, (192 * 1024 / perTile) / alignment * alignment)
         self.blockTiles = min(block, paddedTiles)
         self.maxWorkers = max(1, maxWorkers)
         self.paddedHeight = tilesY * m + 2
@@ -52,25 +52,17 @@ public struct WinogradPlan: Sendable {
         let alpha = transform.alpha
         let gMatrix = transform.filterMatrix.flatMap { $0 }   // α×3, row-major
         let workers = self.maxWorkers
-        let transposedU = inChannels >= 128
-        self.transposedU = transposedU
-        self.u = FloatBuffer(count: alpha2 * filters * inChannels) { u in
-            let u = u.baseAddress!
-            // U = G w Gᵀ in Double for every (filter k, channel c). The loop runs over the index that is
-            // contiguous in U's layout (k when transposed, c otherwise), so each of the α² outputs of
-            // consecutive transforms lands next to the previous one: sequential writes, not a scatter.
-            // Work is split over the other index across the machine's cores (a one-time cost at build).
-            let outer = transposedU ? inChannels : filters
-            let inner = transposedU ? filters : inChannels
-            Parallel.forRanges(outer, threads: workers) { range in
+        self.u = PackedMatrix(count: alpha2, rows: filters, columns: inChannels) { u, layout in
+            // U = G w Gᵀ in Double for every (filter k, channel c). Work is split over the filters
+            // across the machine's cores (a one-time cost at build).
+            Parallel.forRanges(filters, threads: workers) { range in
                 // Local copy of G (α×3): no array bounds checks or reference counting in the loop.
                 withUnsafeTemporaryAllocation(of: Double.self, capacity: alpha * 6) { scratch in
                     let temp = scratch.baseAddress!
                     let g = scratch.baseAddress! + alpha * 3
                     for i in 0..<(alpha * 3) { g[i] = gMatrix[i] }
-                    for o in range {
-                        for n in 0..<inner {
-                            let (k, c) = transposedU ? (n, o) : (o, n)
+                    for k in range {
+                        for c in 0..<inChannels {
                             let w = weights.pointer + (k * inChannels + c) * 9
                             for i in 0..<alpha {
                                 for j in 0..<3 {
@@ -78,9 +70,9 @@ public struct WinogradPlan: Sendable {
                                         + g[i * 3 + 2] * Double(w[6 + j])
                                 }
                             }
-                            // Element ξ of this (k, c) lives at base + ξ · step.
-                            let base = transposedU ? c * filters + k : k * inChannels + c
-                            let step = filters * inChannels
+                            // Element ξ of this (k, c) is matrix ξ's (k, c): the same offset in each.
+                            let base = layout.index(matrix: 0, row: k, column: c)
+                            let step = layout.matrixStride
                             for i in 0..<alpha {
                                 for j in 0..<alpha {
                                     let value = temp[i * 3] * g[j * 3] + temp[i * 3 + 1] * g[j * 3 + 1]

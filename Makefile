@@ -13,7 +13,7 @@ CPU_FLAGS ?= $(if $(and $(HAS_AVX512),$(NATIVE_CPU)),-Xswiftc -target-cpu -Xswif
 # folder (other flags than `make build`: sharing one would rebuild everything at each switch).
 TEST_FLAGS := -c release -Xswiftc -enable-testing $(CPU_FLAGS) --scratch-path .build/test
 
-.PHONY: all deps weights model build demo test bench clean
+.PHONY: all deps weights model build demo test bench clean cpu-flags
 
 all: build
 
@@ -43,6 +43,10 @@ test: weights
 
 clean:
 	rm -rf .build out
+
+# The CPU flags this machine gets (used by scripts/compare-onnxruntime.sh).
+cpu-flags:
+	@echo $(CPU_FLAGS)
 
 # package-benchmark suites (a separate package in Benchmarks/); not part of `make test`.
 bench: weights

@@ -26,63 +26,88 @@ extension GEMM {
         let padded: Bool
         let scratch: UnsafeMutablePointer<Float>?
 
-        /// Runs the kernel over `panels` × all column blocks; `weightsOf(panel)` is that panel's A.
-        /// Rows at or past `rowEnd` are not stored.
+        /// Runs the kernel over `panels` × all column blocks of C. `weightsOf(panel, ks)` gives that
+        /// panel's A for the inner indices `ks` (`ks.count × 6` floats). Rows at or past `rowEnd` are not
+        /// stored. B is copied block by block into contiguous, aligned `k × 64` runs unless the caller's
+        /// B already is one (`padded` with 64-float-aligned rows). The inner dimension is cut into
+        /// chunks when the B that one sweep reads would not stay in L2: each chunk then adds to C, and
+        /// the last applies bias and activation.
         @inline(__always)
-        func run(panels: Range<Int>, rowEnd: Int, panelsOuter: Bool, weightsOf: (Int) -> UnsafePointer<Float>) {
+        func run(panels: Range<Int>, rowEnd: Int, panelsOuter wanted: Bool,
+                 weightsOf: (_ panel: Int, _ ks: Range<Int>) -> UnsafePointer<Float>) {
             let blocks = (n + panelColumns - 1) / panelColumns
-            let full = padded ? blocks : n / panelColumns
-            let edge = scratch.map { UnsafePointer($0) }
-            let tile = scratch.map { $0 + k * panelColumns + k * panelRows }
-            if full < blocks {
-                // The last, partial column block of B, zero-padded to a whole block.
-                let target = scratch!
-                let start = full * panelColumns, width = n - start
-                for kk in 0..<k {
-                    let row = target + kk * panelColumns
-                    row.update(from: b + kk * ldb + start, count: width)
-                    (row + width).update(repeating: 0, count: panelColumns - width)
+            let direct = padded && ldb % 16 == 0
+            // Panels outermost needs a chunk of every block at once: only when that fits.
+            let panelsOuter = wanted && (direct || 16 * blocks * panelColumns <= GEMM.l2Floats)
+            let sweep = panelColumns * (panelsOuter ? blocks : 1)
+            let chunk = k * sweep <= GEMM.l2Floats ? k : max(16, GEMM.l2Floats / 2 / sweep / 16 * 16)
+            let packedB = scratch.map { $0 + GEMM.rowMajorPanelFloats(k: k) + panelRows * panelColumns }
+            let tile = scratch.map { $0 + GEMM.rowMajorPanelFloats(k: k) }
+            let finalMode: Int
+            switch (bias == nil, activation) {
+            case (true, _): finalMode = 0
+            case (false, .leaky): finalMode = 2
+            case (false, .relu): finalMode = 3
+            case (false, .linear), (false, .logistic): finalMode = 1
+            }
+            /// Copies block `block` of B's rows `ks` to `target` (`ks.count × 64`, zero-padded).
+            func pack(_ block: Int, _ ks: Range<Int>, into target: UnsafeMutablePointer<Float>) {
+                let column = block * panelColumns
+                let width = min(panelColumns, n - column)
+                var row = target
+                for kk in ks {
+                    row.update(from: b + kk * ldb + column, count: width)
+                    if width < panelColumns { (row + width).update(repeating: 0, count: panelColumns - width) }
+                    row += panelColumns
                 }
             }
-            let mode: Int
-            switch (bias == nil, activation) {
-            case (true, _): mode = 0
-            case (false, .leaky): mode = 2
-            case (false, .relu): mode = 3
-            case (false, .linear), (false, .logistic): mode = 1
+            /// Block `block` of B for `ks`: in place, or its packed copy (`slot` of the packed area).
+            func source(_ block: Int, _ ks: Range<Int>, slot: Int) -> (UnsafePointer<Float>, Int) {
+                direct ? (b + ks.lowerBound * ldb + block * panelColumns, ldb)
+                       : (UnsafePointer(packedB! + slot * ks.count * panelColumns), panelColumns)
             }
-            func one(_ panel: Int, _ block: Int, _ weights: UnsafePointer<Float>) {
+            func one(_ panel: Int, _ block: Int, _ ks: Range<Int>, _ bBlock: (UnsafePointer<Float>, Int)) {
                 let first = panel * panelRows
                 let valid = min(panelRows, rowEnd - first)
+                let last = ks.upperBound == k
+                let mode = last ? finalMode : 0
                 let biases = bias.map { $0 + first }
                 let column = block * panelColumns
-                if block < full {
-                    GEMM.kernel6x64(k, weights, b + column, ldb, c + first * ldc + column, ldc, valid, biases, mode)
-                    if activation == .logistic {
-                        for r in 0..<valid {
-                            Activation.logistic.applyBiased(c + (first + r) * ldc + column,
-                                                            count: min(panelColumns, n - column), bias: 0)
-                        }
+                let a = weightsOf(panel, ks)
+                let accumulate = ks.lowerBound > 0
+                let width = min(panelColumns, n - column)
+                if padded || width == panelColumns {
+                    let target = c + first * ldc + column
+                    GEMM.kernel6x64(ks.count, a, bBlock.0, bBlock.1, target, ldc, valid, accumulate, biases, mode)
+                    if last && activation == .logistic {
+                        for r in 0..<valid { Activation.logistic.applyBiased(target + r * ldc, count: width, bias: 0) }
                     }
                 } else {
                     let tile = tile!
-                    GEMM.kernel6x64(k, weights, edge!, panelColumns, tile, panelColumns, valid, biases, mode)
-                    let width = n - column
+                    if accumulate {
+                        for r in 0..<valid { (tile + r * panelColumns).update(from: c + (first + r) * ldc + column, count: width) }
+                    }
+                    GEMM.kernel6x64(ks.count, a, bBlock.0, bBlock.1, tile, panelColumns, valid, accumulate, biases, mode)
                     for r in 0..<valid {
                         let target = c + (first + r) * ldc + column
                         target.update(from: tile + r * panelColumns, count: width)
-                        if activation == .logistic { Activation.logistic.applyBiased(target, count: width, bias: 0) }
+                        if last && activation == .logistic { Activation.logistic.applyBiased(target, count: width, bias: 0) }
                     }
                 }
             }
-            if panelsOuter {
-                for panel in panels {
-                    let weights = weightsOf(panel)
-                    for block in 0..<blocks { one(panel, block, weights) }
-                }
-            } else {
-                for block in 0..<blocks {
-                    for panel in panels { one(panel, block, weightsOf(panel)) }
+            for start in Swift.stride(from: 0, to: k, by: chunk) {
+                let ks = start ..< min(start + chunk, k)
+                if panelsOuter {
+                    if !direct { for block in 0..<blocks { pack(block, ks, into: packedB! + block * ks.count * panelColumns) } }
+                    for panel in panels {
+                        for block in 0..<blocks { one(panel, block, ks, source(block, ks, slot: block)) }
+                    }
+                } else {
+                    for block in 0..<blocks {
+                        if !direct { pack(block, ks, into: packedB!) }
+                        let bBlock = source(block, ks, slot: 0)
+                        for panel in panels { one(panel, block, ks, bBlock) }
+                    }
                 }
             }
         }
@@ -102,18 +127,23 @@ extension GEMM {
         }
     }
 
-    /// `C[0..<rows, 0..<64] = A · B (+ bias, activation per `mode`)`: A is one panel (`k × 6`,
-    /// column-major), B `k × 64` with rows `ldb` floats apart, C rows `ldc` floats apart.
+    /// `C[0..<rows, 0..<64] = A · B (+ C when accumulating) (+ bias, activation per `mode`)`: A is one
+    /// panel (`k × 6`, column-major), B `k × 64` with rows `ldb` floats apart, C rows `ldc` floats apart.
     @inline(never)
     static func kernel6x64(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ ldb: Int,
-                           _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int,
+                           _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ accumulate: Bool,
                            _ bias: UnsafePointer<Float>?, _ mode: Int) {
-        var c00 = Vector(), c01 = Vector(), c02 = Vector(), c03 = Vector()
-        var c10 = Vector(), c11 = Vector(), c12 = Vector(), c13 = Vector()
-        var c20 = Vector(), c21 = Vector(), c22 = Vector(), c23 = Vector()
-        var c30 = Vector(), c31 = Vector(), c32 = Vector(), c33 = Vector()
-        var c40 = Vector(), c41 = Vector(), c42 = Vector(), c43 = Vector()
-        var c50 = Vector(), c51 = Vector(), c52 = Vector(), c53 = Vector()
+        @inline(__always)
+        func initial(_ r: Int, _ j: Int) -> Vector {
+            guard accumulate && r < rows else { return Vector() }
+            return UnsafeRawPointer(c + r * ldc + j * 16).loadUnaligned(as: Vector.self)
+        }
+        var c00 = initial(0, 0), c01 = initial(0, 1), c02 = initial(0, 2), c03 = initial(0, 3)
+        var c10 = initial(1, 0), c11 = initial(1, 1), c12 = initial(1, 2), c13 = initial(1, 3)
+        var c20 = initial(2, 0), c21 = initial(2, 1), c22 = initial(2, 2), c23 = initial(2, 3)
+        var c30 = initial(3, 0), c31 = initial(3, 1), c32 = initial(3, 2), c33 = initial(3, 3)
+        var c40 = initial(4, 0), c41 = initial(4, 1), c42 = initial(4, 2), c43 = initial(4, 3)
+        var c50 = initial(5, 0), c51 = initial(5, 1), c52 = initial(5, 2), c53 = initial(5, 3)
         var ap = a
         var bp = UnsafeRawPointer(b)
         let step = ldb * MemoryLayout<Float>.stride

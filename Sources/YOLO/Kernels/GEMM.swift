@@ -25,14 +25,21 @@ public enum GEMM {
     /// Columns of `C` one kernel call computes.
     public static let panelColumns = 64
 
+    /// Floats of B a sweep of the kernel may read and still find in the core's L2 on the next
+    /// sweep (768 KB: most of a 1 MB L2, the rest for A's and C's lines).
+    static let l2Floats = 196_608
+
     /// Row alignment work splits must keep (`panelRows` with the own kernel, else 1).
     public static var rowAlignment: Int { usesOwnKernel ? panelRows : 1 }
 
-    /// Floats of scratch one `multiply` call needs for an inner dimension `k` (per worker): an edge
-    /// block of B, one panel of a row-major A, and an edge tile of C.
+    /// Floats of scratch one `multiply` call needs for an inner dimension `k` (per worker): one
+    /// panel of a row-major A, an edge tile of C, then B's packed blocks (at most `l2Floats`).
     public static func scratchCount(k: Int) -> Int {
-        usesOwnKernel ? (k * panelColumns + k * panelRows + panelRows * panelColumns + 15) / 16 * 16 : 0
+        usesOwnKernel ? rowMajorPanelFloats(k: k) + panelRows * panelColumns + l2Floats : 0
     }
+
+    /// Floats of one packed panel of a row-major A, rounded to keep what follows 64-byte aligned.
+    static func rowMajorPanelFloats(k: Int) -> Int { (k * panelRows + 15) / 16 * 16 }
 
     /// `C[rows, 0..<n] = A[rows] · B`, then `activation(C[r, j] + bias[r])` when `bias` is given.
     ///
@@ -60,8 +67,8 @@ public enum GEMM {
                                 padded: padded, scratch: scratch)
         // Keep the larger operand streaming once: walk A's panels outermost when A is the larger.
         let aFloats = rows.count * k, bFloats = k * n
-        operands.run(panels: panels, rowEnd: rows.upperBound, panelsOuter: aFloats >= bFloats) { panel in
-            weights + panel * k * panelRows
+        operands.run(panels: panels, rowEnd: rows.upperBound, panelsOuter: aFloats >= bFloats) { panel, ks in
+            weights + panel * k * panelRows + ks.lowerBound * panelRows
         }
         #else
         BLAS.sgemm(m: rows.count, n: n, k: k, a: weights + rows.lowerBound * k, lda: k, b: b, ldb: ldb,
@@ -79,17 +86,20 @@ public enum GEMM {
                                 scratch: UnsafeMutablePointer<Float>?) {
         guard m > 0, n > 0 else { return }
         #if YOLO_AVX512
-        let scratch = scratch!
-        let panelBuffer = scratch + k * panelColumns
+        let panelBuffer = scratch!
         let operands = Operands(k: k, b: b, ldb: ldb, n: n, c: c, ldc: ldc, bias: nil, activation: .linear,
                                 padded: false, scratch: scratch)
-        let layout = PackedMatrix.Layout(rows: panelRows, columns: k)
-        for panel in 0 ..< (m + panelRows - 1) / panelRows {
+        // Column blocks outermost, each panel of A packed as it is used (1/128 of the product's work).
+        operands.run(panels: 0 ..< (m + panelRows - 1) / panelRows, rowEnd: m, panelsOuter: false) { panel, ks in
             let first = panel * panelRows
             let count = min(panelRows, m - first)
-            if count < panelRows { panelBuffer.update(repeating: 0, count: panelRows * k) }
-            layout.pack(a + first * lda, rowStride: lda, rows: 0..<count, into: panelBuffer)
-            operands.run(panels: panel ..< panel + 1, rowEnd: m, panelsOuter: true) { _ in UnsafePointer(panelBuffer) }
+            var target = panelBuffer
+            for kk in ks {
+                for r in 0..<count { target[r] = a[(first + r) * lda + kk] }
+                for r in count..<panelRows { target[r] = 0 }
+                target += panelRows
+            }
+            return UnsafePointer(panelBuffer)
         }
         #else
         BLAS.sgemm(m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc)

@@ -117,7 +117,7 @@ public struct Convolution: Layer {
 
     public func forward(_ io: LayerIO) {
         if let winograd {
-            forwardWinograd(io, plan: winograd)
+            if winograd.rowVectorized { forwardWinogradRows(io, plan: winograd) } else { forwardWinograd(io, plan: winograd) }
         } else if rowBlocked {
             forwardRowBlocked(io)
         } else if io.threads > 1 {

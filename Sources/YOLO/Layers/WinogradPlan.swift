@@ -18,13 +18,24 @@ public struct WinogradPlan: Sendable {
     public let blockTiles: Int
     /// Workers the scratch memory has room for when there are several blocks.
     public let maxWorkers: Int
+    /// True when the transforms run on whole rows of tiles, 16 tiles (one tile row's run) per vector
+    /// (`Convolution+WinogradRows.swift`): only with the own GEMM kernel and maps at least
+    /// `rowTilesMinimum` tiles wide. Blocks are then whole tile rows: `blockRows` of them.
+    public let rowVectorized: Bool
+    /// Tile rows per block when `rowVectorized`.
+    public let blockRows: Int
     /// The zero-padded copy of the input the tiles are read from: one cell of padding on the top
-    /// and left, and enough on the bottom and right for the last tiles (`tiles · m + 2` per axis).
+    /// and left, and enough on the bottom and right for the last tiles (`tiles · m + 2` per axis;
+    /// wider when `rowVectorized`, whose loads cover whole groups of 16 tiles).
     public let paddedHeight: Int
     public let paddedWidth: Int
 
     /// Tiles per SIMD group of the transforms.
     static let lanes = 8
+    /// Tiles per vector of the row-vectorized transforms.
+    static let rowLanes = 16
+    /// The narrowest map (in tiles) the row-vectorized transforms take: below, most lanes would idle.
+    static let rowTilesMinimum = 12
     /// Tiles the padded count and the blocks are multiples of: the GEMM's column block with the own
     /// kernel (whose products may then read and write whole blocks), a SIMD group otherwise.
     static var tileAlignment: Int { GEMM.usesOwnKernel ? GEMM.panelColumns : lanes }
@@ -44,11 +55,28 @@ public struct WinogradPlan: Sendable {
         let alpha2 = transform.alpha * transform.alpha
         // About 768 KB of V and M per block; blocks below 64 tiles would repack U too often.
         let perTile = alpha2 * (inChannels + filters)
-        let block = max(64, (192 * 1024 / perTile) / alignment * alignment)
-        self.blockTiles = min(block, paddedTiles)
+        let rowVectorized = GEMM.usesOwnKernel && tilesX >= Self.rowTilesMinimum
+        self.rowVectorized = rowVectorized
+        if rowVectorized {
+            // Up to about 4 MB of V and M per block (in L3; the products' A and B stream well), as
+            // many rows as that allows, then fewer if that wastes less of the last 64-tile column block.
+            let most = min(tilesY, max(1, 1_048_576 / (perTile * tilesX)))
+            let width = tilesX
+            let used = { (rows: Int) -> Double in
+                Double(rows * width) / Double((rows * width + alignment - 1) / alignment * alignment)
+            }
+            let rows = (1...most).reversed().max { used($0) < used($1) - 0.02 } ?? most
+            self.blockRows = rows
+            self.blockTiles = (rows * tilesX + alignment - 1) / alignment * alignment
+        } else {
+            let block = max(64, (192 * 1024 / perTile) / alignment * alignment)
+            self.blockRows = tilesY
+            self.blockTiles = min(block, paddedTiles)
+        }
         self.maxWorkers = max(1, maxWorkers)
         self.paddedHeight = tilesY * m + 2
-        self.paddedWidth = tilesX * m + 2
+        let groups = (tilesX + Self.rowLanes - 1) / Self.rowLanes
+        self.paddedWidth = rowVectorized ? groups * Self.rowLanes * m + m + 2 : tilesX * m + 2
         let alpha = transform.alpha
         let gMatrix = transform.filterMatrix.flatMap { $0 }   // α×3, row-major
         let workers = self.maxWorkers
@@ -88,10 +116,19 @@ public struct WinogradPlan: Sendable {
     }
 
     /// Number of tile blocks.
-    public var blocks: Int { (paddedTiles + blockTiles - 1) / blockTiles }
+    public var blocks: Int {
+        rowVectorized ? (tilesY + blockRows - 1) / blockRows : (paddedTiles + blockTiles - 1) / blockTiles
+    }
 
-    /// Scratch floats of one block: V (`α²·C·blockTiles`) then M (`α²·K·blockTiles`).
-    var blockScratch: Int { transform.alpha * transform.alpha * blockTiles * (inChannels + filters) }
+    /// Floats from one of V's α² planes (`C × blockTiles`) to the next: 16 more than the plane, so
+    /// the α² values of one tile, read or written together by a transform, do not all fall in the
+    /// same L1 cache set (plane sizes are often multiples of 4 KB).
+    var vPlaneStride: Int { inChannels * blockTiles + 16 }
+    /// The same for M's planes (`K × blockTiles`).
+    var mPlaneStride: Int { filters * blockTiles + 16 }
+
+    /// Scratch floats of one block: V (`α²` planes) then M (`α²` planes).
+    var blockScratch: Int { transform.alpha * transform.alpha * (vPlaneStride + mPlaneStride) }
 
     /// Floats of the padded input copy, rounded up to keep what follows 64-byte aligned.
     var paddedInputCount: Int { (inChannels * paddedHeight * paddedWidth + 15) / 16 * 16 }
@@ -99,7 +136,11 @@ public struct WinogradPlan: Sendable {
     /// Floats of one worker's transform buffer: two α² blocks of 8-lane vectors, then 8 tile
     /// offsets (two vectors' worth of bytes). Kept in the workspace: a stack buffer this large
     /// (2.4 KB) is heap-allocated by `withUnsafeTemporaryAllocation`.
-    var transformBufferCount: Int { (2 * transform.alpha * transform.alpha + 2) * Self.lanes }
+    /// With `rowVectorized`, two α² blocks of 16-lane vectors and one 64-float row.
+    var transformBufferCount: Int {
+        rowVectorized ? (2 * transform.alpha * transform.alpha + 4) * Self.rowLanes
+            : (2 * transform.alpha * transform.alpha + 2) * Self.lanes
+    }
 
     /// Scratch floats: the padded input, one transform buffer per worker, then one block's worth of
     /// V and M per worker (one block in all when there is only one).

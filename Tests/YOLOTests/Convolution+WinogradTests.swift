@@ -7,7 +7,8 @@ import Testing
 @Suite struct ConvolutionWinogradTests {
     /// (channels, height, width, filters): odd sizes, channels not a multiple of 8, 13×13, 1×1 maps,
     /// a map big enough to be cut into several Winograd tile blocks (40→32 channels at 36×36), ≥ 128
-    /// channels, and maps wide enough (≥ 12 tiles) for the row-vectorized transforms: a full 16-tile
+    /// channels (the small maps take the transposed products with the own kernel: 13×13 gives 49 tiles
+    /// of F(2×2), 16 of F(4×4)), and maps wide enough (≥ 12 tiles) for the row-vectorized transforms: a full 16-tile
     /// group (64 wide), a full group plus a partial one with partial edge tiles and several blocks
     /// (50×70), 13 tiles of F(4×4) as in yolov3-tiny's 52×52 layer.
     static let shapes: [(Int, Int, Int, Int)] = [
@@ -57,12 +58,19 @@ import Testing
         #expect(error <= Self.tolerance[.winograd4]!)
     }
 
-    @Test func severalTileBlocksAreUsedForLargeMaps() {
-        let layer = Convolution(input: -1, inputShape: Shape(channels: 40, height: 36, width: 36), filters: 32, size: 3,
+    /// Maps cut into several tile blocks, each worker running whole blocks: 64→64 channels at 80×64
+    /// (row-vectorized transforms with the own kernel, blocks of whole tile rows) and 40→32 at 120×40
+    /// (10 tiles wide, too narrow for them, too many tiles for the transposed products: 8-lane path).
+    @Test(arguments: [(64, 80, 64, 64), (40, 120, 40, 32)], [1, 2])
+    func severalTileBlocksMatchDirectConvolution(shape: (Int, Int, Int, Int), threads: Int) {
+        let (c, h, w, k) = shape
+        let layer = Convolution(input: -1, inputShape: Shape(channels: c, height: h, width: w), filters: k, size: 3,
                                 stride: 1, padding: 1, activation: .leaky,
-                                weights: FloatBuffer(LayerTestSupport.values(40 * 32 * 9, seed: 1)),
-                                biases: FloatBuffer(LayerTestSupport.values(32, seed: 2)), algorithm: .winograd4)
+                                weights: FloatBuffer(LayerTestSupport.values(c * k * 9, seed: 1)),
+                                biases: FloatBuffer(LayerTestSupport.values(k, seed: 2)), algorithm: .winograd4)
         #expect((layer.winograd?.blocks ?? 0) > 1)
+        let error = Self.check(.winograd4, channels: c, height: h, width: w, filters: k, threads: threads)
+        #expect(error <= Self.tolerance[.winograd4]!, "\(shape), \(threads) threads: \(error)")
     }
 
     @Test func wideMapsUseTheRowVectorizedTransformsWithTheOwnKernel() {
@@ -74,6 +82,8 @@ import Testing
         }
         #expect(plan(width: 52)?.rowVectorized == GEMM.usesOwnKernel)
         #expect(plan(width: 26)?.rowVectorized == false)
+        // Narrow, small maps (≤ 256 tiles) take the transposed products; the shape table covers them.
+        #expect(plan(width: 26)?.transposed == GEMM.usesOwnKernel)
     }
 
     @Test func winogradFallsBackWhereItDoesNotApply() {

@@ -25,6 +25,9 @@ extension GEMM {
         let activation: Activation
         let padded: Bool
         let scratch: UnsafeMutablePointer<Float>?
+        /// Floats from one 64-column block of B to the next when B is read in place: 64 for a
+        /// row-major B, `k · 64` for B stored block by block.
+        var blockStride = GEMM.panelColumns
 
         /// Runs the kernel over `panels` × all column blocks of C. `weightsOf(panel, ks)` gives that
         /// panel's A for the inner indices `ks` (`ks.count × 6` floats). Rows at or past `rowEnd` are not
@@ -63,7 +66,7 @@ extension GEMM {
             }
             /// Block `block` of B for `ks`: in place, or its packed copy (`slot` of the packed area).
             func source(_ block: Int, _ ks: Range<Int>, slot: Int) -> (UnsafePointer<Float>, Int) {
-                direct ? (b + ks.lowerBound * ldb + block * panelColumns, ldb)
+                direct ? (b + ks.lowerBound * ldb + block * blockStride, ldb)
                        : (UnsafePointer(packedB! + slot * ks.count * panelColumns), panelColumns)
             }
             func one(_ panel: Int, _ block: Int, _ ks: Range<Int>, _ bBlock: (UnsafePointer<Float>, Int)) {
@@ -110,6 +113,21 @@ extension GEMM {
                     }
                 }
             }
+        }
+    }
+
+    /// `C[0..<m, 0..<n] = A · B` with A already in panels (`[panel][k][6]`, `⌈m/6⌉` panels; rows past
+    /// `m` may hold anything) and B stored block by block (`[block][k][64]`, `⌈n/64⌉` blocks, columns
+    /// past `n` zero or anything); C's rows are written up to `n` rounded up to 64 columns, rows past
+    /// `m` are not written.
+    static func multiplyPanels(_ a: UnsafePointer<Float>, m: Int, k: Int, blocks b: UnsafePointer<Float>, n: Int,
+                               c: UnsafeMutablePointer<Float>, ldc: Int) {
+        guard m > 0, n > 0 else { return }
+        let operands = Operands(k: k, b: b, ldb: panelColumns, n: n, c: c, ldc: ldc, bias: nil, activation: .linear,
+                                padded: true, scratch: nil, blockStride: k * panelColumns)
+        let panels = 0 ..< (m + panelRows - 1) / panelRows
+        operands.run(panels: panels, rowEnd: m, panelsOuter: m * k >= k * n) { panel, ks in
+            a + panel * k * panelRows + ks.lowerBound * panelRows
         }
     }
 

@@ -64,7 +64,7 @@ extension Convolution {
         }
         // Whole column blocks: V's and M's rows hold `blockTiles` (a multiple of the GEMM's block).
         Parallel.forEach(alpha2, threads: threads) { xi in
-            GEMM.multiply(plan.u, matrix: xi, rows: 0..<filters, b: v + xi * plan.vPlaneStride, ldb: blockTiles,
+            GEMM.multiply(plan.u!, matrix: xi, rows: 0..<filters, b: v + xi * plan.vPlaneStride, ldb: blockTiles,
                           n: tiles, c: mm + xi * plan.mPlaneStride, ldc: blockTiles, padded: true, scratch: nil)
         }
         let output = io.output
@@ -102,6 +102,17 @@ extension Convolution {
     @inline(__always)
     private func transformInput(_ padded: UnsafePointer<Float>, channel: Int, group: Int, plan: WinogradPlan,
                                 into v: UnsafeMutablePointer<Float>, buffer: UnsafeMutablePointer<Lane>) {
+        inputTiles(padded, channel: channel, group: group, plan: plan, buffer: buffer)
+        let planeStride = plan.vPlaneStride
+        for xi in 0..<(plan.transform.alpha * plan.transform.alpha) {
+            UnsafeMutableRawPointer(v + xi * planeStride).storeBytes(of: buffer[xi], as: Lane.self)
+        }
+    }
+
+    /// `Bᵀ d B` for the 8 tiles of `group` in one channel, left in `buffer[0 ..< α²]` (lanes = tiles).
+    @inline(__always)
+    func inputTiles(_ padded: UnsafePointer<Float>, channel: Int, group: Int, plan: WinogradPlan,
+                    buffer: UnsafeMutablePointer<Lane>) {
         let m = plan.transform.m
         let alpha = m + 2
         let alpha2 = alpha * alpha
@@ -135,10 +146,6 @@ extension Convolution {
         }
         for i in 0..<alpha {
             WinogradTransform.inputColumn(m: m, temp + i * alpha, 1, tile + i * alpha, 1)
-        }
-        let planeStride = plan.vPlaneStride
-        for xi in 0..<alpha2 {
-            UnsafeMutableRawPointer(v + xi * planeStride).storeBytes(of: tile[xi], as: Lane.self)
         }
     }
 

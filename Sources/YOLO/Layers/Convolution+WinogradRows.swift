@@ -60,7 +60,7 @@ extension Convolution {
         }
         let tiles = rows * plan.tilesX
         Parallel.forEach(alpha2, threads: threads) { xi in
-            GEMM.multiply(plan.u, matrix: xi, rows: 0..<filters, b: v + xi * plan.vPlaneStride, ldb: blockTiles,
+            GEMM.multiply(plan.u!, matrix: xi, rows: 0..<filters, b: v + xi * plan.vPlaneStride, ldb: blockTiles,
                           n: tiles, c: mm + xi * plan.mPlaneStride, ldc: blockTiles, padded: true, scratch: nil)
         }
         let output = io.output

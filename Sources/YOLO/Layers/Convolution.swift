@@ -117,7 +117,13 @@ public struct Convolution: Layer {
 
     public func forward(_ io: LayerIO) {
         if let winograd {
-            if winograd.rowVectorized { forwardWinogradRows(io, plan: winograd) } else { forwardWinograd(io, plan: winograd) }
+            if winograd.transposed {
+                forwardWinogradTransposed(io, plan: winograd)
+            } else if winograd.rowVectorized {
+                forwardWinogradRows(io, plan: winograd)
+            } else {
+                forwardWinograd(io, plan: winograd)
+            }
         } else if rowBlocked {
             forwardRowBlocked(io)
         } else if io.threads > 1 {

@@ -11,8 +11,18 @@ public struct WinogradPlan: Sendable {
     public let paddedTiles: Int
     public let inChannels: Int
     public let filters: Int
-    /// α² matrices of `filters × inChannels`, `U[ξ][filter][channel]`, packed for `GEMM`.
-    public let u: PackedMatrix
+    /// α² matrices of `filters × inChannels`, `U[ξ][filter][channel]`, packed for `GEMM` (nil when
+    /// `transposed`).
+    public let u: PackedMatrix?
+    /// True on small maps with the own kernel (`Convolution+WinogradTransposed.swift`): the products
+    /// compute Mᵀ = Vᵀ·Uᵀ, tiles on the kernel's 6-row side and filters on its 64-column side, so few
+    /// tiles (49 on yolov3-tiny's 13×13 and 26×26 layers) waste less than one 64-tile block would.
+    public let transposed: Bool
+    /// With `transposed`, Uᵀ for each ξ stored block by block for the kernel's 64-column side:
+    /// `[ξ][filter block][channel][64]` (`paddedFilters` filters, the extra ones zero).
+    public let uBlocks: FloatBuffer?
+    /// `filters` rounded up to 64.
+    public let paddedFilters: Int
     /// Tiles per cache block (a multiple of `lanes`): V and M of one block stay in the core's L2.
     /// Equals `paddedTiles` (one block) when the filters are large, so U is packed once per layer.
     public let blockTiles: Int
@@ -36,6 +46,8 @@ public struct WinogradPlan: Sendable {
     static let rowLanes = 16
     /// The narrowest map (in tiles) the row-vectorized transforms take: below, most lanes would idle.
     static let rowTilesMinimum = 12
+    /// The most tiles a map may have for the transposed products.
+    static let transposedTilesMaximum = 256
     /// Tiles the padded count and the blocks are multiples of: the GEMM's column block with the own
     /// kernel (whose products may then read and write whole blocks), a SIMD group otherwise.
     static var tileAlignment: Int { GEMM.usesOwnKernel ? GEMM.panelColumns : lanes }
@@ -57,7 +69,13 @@ public struct WinogradPlan: Sendable {
         let perTile = alpha2 * (inChannels + filters)
         let rowVectorized = GEMM.usesOwnKernel && tilesX >= Self.rowTilesMinimum
         self.rowVectorized = rowVectorized
-        if rowVectorized {
+        let transposed = GEMM.usesOwnKernel && !rowVectorized && tiles <= Self.transposedTilesMaximum
+        self.transposed = transposed
+        self.paddedFilters = (filters + GEMM.panelColumns - 1) / GEMM.panelColumns * GEMM.panelColumns
+        if transposed {
+            self.blockRows = tilesY
+            self.blockTiles = tiles
+        } else if rowVectorized {
             // Up to about 4 MB of V and M per block (in L3; the products' A and B stream well), as
             // many rows as that allows, then fewer if that wastes less of the last 64-tile column block.
             let most = min(tilesY, max(1, 1_048_576 / (perTile * tilesX)))
@@ -77,36 +95,58 @@ public struct WinogradPlan: Sendable {
         self.paddedHeight = tilesY * m + 2
         let groups = (tilesX + Self.rowLanes - 1) / Self.rowLanes
         self.paddedWidth = rowVectorized ? groups * Self.rowLanes * m + m + 2 : tilesX * m + 2
+        let workers = self.maxWorkers
+        let transform1 = transform
+        if transposed {
+            let padded = paddedFilters
+            self.u = nil
+            self.uBlocks = FloatBuffer(count: alpha2 * inChannels * padded) { u in
+                let u = u.baseAddress!
+                Self.transformFilters(weights, transform: transform1, inChannels: inChannels, filters: filters,
+                                      workers: workers) { k, c, xi, value in
+                    let block = k / GEMM.panelColumns
+                    u[(xi * inChannels * padded) + (block * inChannels + c) * GEMM.panelColumns + k % GEMM.panelColumns] = value
+                }
+            }
+        } else {
+            self.uBlocks = nil
+            self.u = PackedMatrix(count: alpha2, rows: filters, columns: inChannels) { u, layout in
+                Self.transformFilters(weights, transform: transform1, inChannels: inChannels, filters: filters,
+                                      workers: workers) { k, c, xi, value in
+                    u[layout.index(matrix: xi, row: k, column: c)] = value
+                }
+            }
+        }
+    }
+
+    /// Computes U = G w Gᵀ in Double for every (filter k, channel c) and hands each of its α² values
+    /// to `store(k, c, ξ, value)`. Work is split over the filters across the machine's cores (a
+    /// one-time cost at build); `store` must write only that (k, c, ξ)'s place.
+    private static func transformFilters(_ weights: FloatBuffer, transform: WinogradTransform, inChannels: Int,
+                                         filters: Int, workers: Int,
+                                         store: (_ k: Int, _ c: Int, _ xi: Int, _ value: Float) -> Void) {
         let alpha = transform.alpha
         let gMatrix = transform.filterMatrix.flatMap { $0 }   // α×3, row-major
-        let workers = self.maxWorkers
-        self.u = PackedMatrix(count: alpha2, rows: filters, columns: inChannels) { u, layout in
-            // U = G w Gᵀ in Double for every (filter k, channel c). Work is split over the filters
-            // across the machine's cores (a one-time cost at build).
-            Parallel.forRanges(filters, threads: workers) { range in
-                // Local copy of G (α×3): no array bounds checks or reference counting in the loop.
-                withUnsafeTemporaryAllocation(of: Double.self, capacity: alpha * 6) { scratch in
-                    let temp = scratch.baseAddress!
-                    let g = scratch.baseAddress! + alpha * 3
-                    for i in 0..<(alpha * 3) { g[i] = gMatrix[i] }
-                    for k in range {
-                        for c in 0..<inChannels {
-                            let w = weights.pointer + (k * inChannels + c) * 9
-                            for i in 0..<alpha {
-                                for j in 0..<3 {
-                                    temp[i * 3 + j] = g[i * 3] * Double(w[j]) + g[i * 3 + 1] * Double(w[3 + j])
-                                        + g[i * 3 + 2] * Double(w[6 + j])
-                                }
+        Parallel.forRanges(filters, threads: workers) { range in
+            // Local copy of G (α×3): no array bounds checks or reference counting in the loop.
+            withUnsafeTemporaryAllocation(of: Double.self, capacity: alpha * 6) { scratch in
+                let temp = scratch.baseAddress!
+                let g = scratch.baseAddress! + alpha * 3
+                for i in 0..<(alpha * 3) { g[i] = gMatrix[i] }
+                for k in range {
+                    for c in 0..<inChannels {
+                        let w = weights.pointer + (k * inChannels + c) * 9
+                        for i in 0..<alpha {
+                            for j in 0..<3 {
+                                temp[i * 3 + j] = g[i * 3] * Double(w[j]) + g[i * 3 + 1] * Double(w[3 + j])
+                                    + g[i * 3 + 2] * Double(w[6 + j])
                             }
-                            // Element ξ of this (k, c) is matrix ξ's (k, c): the same offset in each.
-                            let base = layout.index(matrix: 0, row: k, column: c)
-                            let step = layout.matrixStride
-                            for i in 0..<alpha {
-                                for j in 0..<alpha {
-                                    let value = temp[i * 3] * g[j * 3] + temp[i * 3 + 1] * g[j * 3 + 1]
-                                        + temp[i * 3 + 2] * g[j * 3 + 2]
-                                    u[base + (i * alpha + j) * step] = Float(value)
-                                }
+                        }
+                        for i in 0..<alpha {
+                            for j in 0..<alpha {
+                                let value = temp[i * 3] * g[j * 3] + temp[i * 3 + 1] * g[j * 3 + 1]
+                                    + temp[i * 3 + 2] * g[j * 3 + 2]
+                                store(k, c, i * alpha + j, Float(value))
                             }
                         }
                     }
@@ -117,15 +157,19 @@ public struct WinogradPlan: Sendable {
 
     /// Number of tile blocks.
     public var blocks: Int {
-        rowVectorized ? (tilesY + blockRows - 1) / blockRows : (paddedTiles + blockTiles - 1) / blockTiles
+        if transposed { return 1 }
+        return rowVectorized ? (tilesY + blockRows - 1) / blockRows : (paddedTiles + blockTiles - 1) / blockTiles
     }
 
     /// Floats from one of V's α² planes (`C × blockTiles`) to the next: 16 more than the plane, so
     /// the α² values of one tile, read or written together by a transform, do not all fall in the
     /// same L1 cache set (plane sizes are often multiples of 4 KB).
-    var vPlaneStride: Int { inChannels * blockTiles + 16 }
-    /// The same for M's planes (`K × blockTiles`).
-    var mPlaneStride: Int { filters * blockTiles + 16 }
+    var vPlaneStride: Int {
+        transposed ? (tiles + GEMM.panelRows - 1) / GEMM.panelRows * GEMM.panelRows * inChannels + 16
+            : inChannels * blockTiles + 16
+    }
+    /// The same for M's planes (`K × blockTiles`, or `tiles × paddedFilters` when `transposed`).
+    var mPlaneStride: Int { transposed ? tiles * paddedFilters + 16 : filters * blockTiles + 16 }
 
     /// Scratch floats of one block: V (`α²` planes) then M (`α²` planes).
     var blockScratch: Int { transform.alpha * transform.alpha * (vPlaneStride + mPlaneStride) }
@@ -136,9 +180,9 @@ public struct WinogradPlan: Sendable {
     /// Floats of one worker's transform buffer: two α² blocks of 8-lane vectors, then 8 tile
     /// offsets (two vectors' worth of bytes). Kept in the workspace: a stack buffer this large
     /// (2.4 KB) is heap-allocated by `withUnsafeTemporaryAllocation`.
-    /// With `rowVectorized`, two α² blocks of 16-lane vectors and one 64-float row.
+    /// With `rowVectorized` or `transposed`, two α² blocks of 16-lane vectors and one 64-float row.
     var transformBufferCount: Int {
-        rowVectorized ? (2 * transform.alpha * transform.alpha + 4) * Self.rowLanes
+        rowVectorized || transposed ? (2 * transform.alpha * transform.alpha + 4) * Self.rowLanes
             : (2 * transform.alpha * transform.alpha + 2) * Self.lanes
     }
 

@@ -48,6 +48,7 @@ clean:
 cpu-flags:
 	@echo $(CPU_FLAGS)
 
-# package-benchmark suites (a separate package in Benchmarks/); not part of `make test`.
-bench: weights
-	cd Benchmarks && $(SWIFT) package benchmark
+# package-benchmark suites (a separate package in Benchmarks/), with the same CPU flags as `make build`;
+# not part of `make test`.
+bench: model
+	cd Benchmarks && $(SWIFT) package $(CPU_FLAGS) benchmark

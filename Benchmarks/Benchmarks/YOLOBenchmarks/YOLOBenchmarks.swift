@@ -2,10 +2,12 @@ import Benchmark
 import Foundation
 import YOLO
 
-// Suites: the whole forward pass (float) per algorithm and thread count, and the 13 convolution GEMMs
-// of yolov3-tiny at 416x416 as BLAS sees them on the im2col path.
-// To add when the lead lands them on main: NMS over many candidates, image decode + letterbox, and the
-// LUT (quantized) forward pass.
+// Suites: the whole forward pass per algorithm and thread count (float, and the default lut8 model in
+// both weight residencies), the 13 convolution products of yolov3-tiny at 416x416 on the im2col path
+// (the engine's GEMM, whichever it compiled in, and OpenBLAS's sgemm), decode + letterbox of a
+// 4000x3000 JPEG (full decode and DCT-scaled), and NMS over many candidates.
+// `make bench` builds with the Makefile's CPU flags, so the engine's own GEMM kernel is measured where
+// the CPU has AVX-512; the first line printed names the GEMM in use.
 
 let weightsFolder = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -15,8 +17,12 @@ let benchmarks: @Sendable () -> Void = {
     // mallocCountTotal checks that the forward pass allocates nothing (expected 0 per iteration).
     Benchmark.defaultConfiguration = .init(metrics: [.wallClock, .cpuTotal, .mallocCountTotal], warmupIterations: 3,
                                            maxDuration: .seconds(5), maxIterations: 200)
+    print("YOLOBenchmarks: GEMM \(GEMM.kernelDescription); OpenBLAS core \(BLAS.coreName)")
     forwardPassBenchmarks()
+    quantizedForwardBenchmarks()
     gemmBenchmarks()
+    imageBenchmarks()
+    nmsBenchmarks()
 }
 
 /// A fixed pseudo-random input in [0, 1].
@@ -42,6 +48,26 @@ func forwardPassBenchmarks() {
             // workspace into the benchmark, which runs its closure on one thread at a time.
             let state = ForwardState(network: network, threads: threads)
             Benchmark("forward 416x416 \(algorithm.rawValue) \(threads) thread(s)") { benchmark in
+                state.run()
+                benchmark.startMeasurement()
+                for _ in benchmark.scaledIterations { state.run() }
+            }
+        }
+    }
+}
+
+/// The default lut8 model (`make model`), weights expanded at load and kept as codes.
+func quantizedForwardBenchmarks() {
+    let path = weightsFolder.appendingPathComponent("yolov3-tiny-lut8.yolo").path
+    for residency in [WeightResidency.expanded, .codes] {
+        guard let model = try? Model(contentsOf: path, residency: residency),
+              let network = try? Network(model: model) else {
+            print("YOLOBenchmarks: \(path) not found: skipping the lut8 forward pass (run make model)")
+            return
+        }
+        for threads in [1, 2] {
+            let state = ForwardState(network: network, threads: threads)
+            Benchmark("forward 416x416 lut8 \(residency) \(threads) thread(s)") { benchmark in
                 state.run()
                 benchmark.startMeasurement()
                 for _ in benchmark.scaledIterations { state.run() }
@@ -76,6 +102,18 @@ let gemmShapes: [(Int, Int, Int, Int)] = [
 
 func gemmBenchmarks() {
     for (layer, m, n, k) in gemmShapes {
+        Benchmark("gemm layer \(layer) \(m)x\(n)x\(k)",
+                  configuration: .init(metrics: [.wallClock], warmupIterations: 2, maxDuration: .seconds(2))) { benchmark in
+            let a = PackedMatrix(rowMajor: FloatBuffer(pseudoRandom(m * k, seed: 2)), rows: m, columns: k)
+            let b = pseudoRandom(k * n, seed: 3), bias = pseudoRandom(m, seed: 4)
+            var c = [Float](repeating: 0, count: m * n)
+            var scratch = [Float](repeating: 0, count: max(GEMM.scratchCount(k: k), 1))
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                GEMM.multiply(a, rows: 0..<m, b: b, ldb: n, n: n, c: &c, ldc: n, bias: bias, activation: .leaky,
+                              scratch: &scratch)
+            }
+        }
         Benchmark("sgemm layer \(layer) \(m)x\(n)x\(k)",
                   configuration: .init(metrics: [.wallClock], warmupIterations: 2, maxDuration: .seconds(2))) { benchmark in
             BLAS.threads = 1
@@ -92,6 +130,74 @@ func gemmBenchmarks() {
                     }
                 }
             }
+        }
+    }
+}
+
+/// A 4000x3000 JPEG (a smooth gradient with noise, encoded once into a temporary file): full decode +
+/// letterbox to 416x416, and the DCT-scaled decode `yolo detect` uses (`Detector.decodingOptions`).
+func imageBenchmarks() {
+    let (width, height) = (4000, 3000)
+    var pixels = [UInt8](repeating: 0, count: width * height * 3)
+    var state: UInt32 = 7
+    for y in 0..<height {
+        for x in 0..<width {
+            state = state &* 1_664_525 &+ 1_013_904_223
+            let noise = Int(state >> 28)
+            let i = (y * width + x) * 3
+            pixels[i] = UInt8((x * 255 / width + noise) & 255)
+            pixels[i + 1] = UInt8((y * 255 / height + noise) & 255)
+            pixels[i + 2] = UInt8(((x + y) * 127 / (width + height) + noise) & 255)
+        }
+    }
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("yolo-bench-4000x3000.jpg").path
+    guard (try? Image(width: width, height: height, pixels: pixels).write(to: path, jpegQuality: 90)) != nil else {
+        print("YOLOBenchmarks: cannot write \(path): skipping the image benchmarks")
+        return
+    }
+    let plan = Geometry.plan(imageWidth: width, imageHeight: height, crop: PixelRegion(x: 0, y: 0, width: width, height: height),
+                             scaling: .scaleFit, networkWidth: 416, networkHeight: 416)
+    let scaled = ImageDecodingOptions(minimumSize: (416, 416))
+    for (name, options) in [("full decode", ImageDecodingOptions()), ("DCT-scaled decode", scaled)] {
+        Benchmark("jpeg 4000x3000 \(name) + letterbox 416",
+                  configuration: .init(metrics: [.wallClock, .peakMemoryResident], warmupIterations: 1,
+                                       maxDuration: .seconds(5))) { benchmark in
+            var input = [Float](repeating: 0, count: 3 * 416 * 416)
+            for _ in benchmark.scaledIterations {
+                guard let image = try? Image(contentsOf: path, options: options) else { continue }
+                let plan = image.width == width ? plan
+                    : Geometry.plan(imageWidth: image.width, imageHeight: image.height,
+                                    crop: PixelRegion(x: 0, y: 0, width: image.width, height: image.height),
+                                    scaling: .scaleFit, networkWidth: 416, networkHeight: 416)
+                input.withUnsafeMutableBufferPointer { Geometry.makeInput(image, plan: plan, into: $0.baseAddress!) }
+            }
+        }
+    }
+}
+
+/// Darknet's per-class NMS over 10,000 candidates with 80 classes (3 classes each above zero: about
+/// 375 per class).
+func nmsBenchmarks() {
+    var random: UInt32 = 11
+    func next() -> Double {
+        random = random &* 1_664_525 &+ 1_013_904_223
+        return Double(random >> 8) / Double(1 << 24)
+    }
+    var template = Candidates(classes: 80)
+    for _ in 0..<10_000 {
+        template.boxes.append(Rect(x: next(), y: next(), width: 0.02 + 0.2 * next(), height: 0.02 + 0.2 * next()))
+        let objectness = Float(next())
+        template.objectness.append(objectness)
+        var row = [Float](repeating: 0, count: 80)
+        for _ in 0..<3 { row[Int(next() * 80) % 80] = objectness * Float(next()) }
+        template.probabilities += row
+    }
+    Benchmark("nms per class 10000 candidates x 80 classes",
+              configuration: .init(metrics: [.wallClock], warmupIterations: 2, maxDuration: .seconds(3))) { benchmark in
+        for _ in benchmark.scaledIterations {
+            var candidates = template
+            NonMaximumSuppression.perClass(&candidates, threshold: 0.45)
+            blackHole(candidates.count)
         }
     }
 }

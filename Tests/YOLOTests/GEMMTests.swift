@@ -4,8 +4,8 @@ import Testing
 
 /// `GEMM` (own micro-kernel when built with -D YOLO_AVX512, else OpenBLAS) against a plain triple
 /// loop in Double, over shapes that hit every edge: rows not a multiple of the 6-row panel, columns
-/// not a multiple of the 64-column block, k of 1, row ranges starting on a later panel, padded
-/// operands, and every activation. Tolerance: 1e-6 × Σ|a·b| per element (float summation of k
+/// not a multiple of the 64-column block, k of 1, k cut into chunks, row ranges starting on a later
+/// panel, padded operands, and every activation. Tolerance: 1e-6 × Σ|a·b| per element (float summation of k
 /// products, single rounding per step; the measured worst case is reported on failure).
 @Suite struct GEMMTests {
     struct Case: CustomTestStringConvertible {
@@ -16,6 +16,7 @@ import Testing
     static let cases: [Case] = [
         Case(m: 1, n: 1, k: 1), Case(m: 6, n: 64, k: 8), Case(m: 7, n: 65, k: 3), Case(m: 13, n: 130, k: 27),
         Case(m: 5, n: 63, k: 100), Case(m: 32, n: 169, k: 256), Case(m: 255, n: 49, k: 64), Case(m: 16, n: 2080, k: 27),
+        Case(m: 64, n: 169, k: 4608),   // B larger than L2: the inner dimension is cut into chunks
     ]
 
     /// Inputs and the exact result of `activation(A·B + bias)` with its error scale.
@@ -88,7 +89,7 @@ import Testing
     }
 
     @Test(arguments: cases)
-    func paddedOperandsAndRowMajorWeightsGiveTheSameProduct(_ c: Case) {
+    func paddedOperandsAndRowPackedWeightsGiveTheSameProduct(_ c: Case) {
         // B and C with rows padded to whole 64-column blocks, as Winograd's V and M are.
         let ld = (c.n + 63) / 64 * 64
         let problem = Problem(c, activation: .linear, seed: 11)
@@ -99,9 +100,15 @@ import Testing
         }
         var padded = [Float](repeating: .nan, count: c.m * ld)
         GEMM.multiply(packed, matrix: 1, rows: 0..<c.m, b: b, ldb: ld, n: c.n, c: &padded, ldc: ld, padded: true, scratch: nil)
+        // A packed row by row into plain memory, as LUTConvolution expands codes.
+        let layout = PackedMatrix.Layout(rows: c.m, columns: c.k)
+        var rowPacked = [Float](repeating: 0, count: layout.matrixStride)
+        rowPacked.withUnsafeMutableBufferPointer { target in
+            for i in 0..<c.m { layout.packRow(problem.a.withUnsafeBufferPointer { $0.baseAddress! + i * c.k }, at: i, into: target.baseAddress!) }
+        }
         var plain = [Float](repeating: .nan, count: c.m * c.n)
         var scratch = [Float](repeating: .nan, count: max(GEMM.scratchCount(k: c.k), 1))
-        GEMM.multiply(rowMajor: problem.a, m: c.m, k: c.k, lda: c.k, b: problem.b, ldb: c.n, n: c.n, c: &plain, ldc: c.n,
+        GEMM.multiply(packed: rowPacked, m: c.m, k: c.k, b: problem.b, ldb: c.n, n: c.n, c: &plain, ldc: c.n,
                       scratch: &scratch)
         // These products take no bias; adding it afterwards compares them with the exact A·B + bias.
         var shifted = plain, shiftedPadded = padded

@@ -44,8 +44,8 @@ extension GEMM {
             let panelsOuter = wanted && (direct || 16 * blocks * panelColumns <= GEMM.l2Floats)
             let sweep = panelColumns * (panelsOuter ? blocks : 1)
             let chunk = k * sweep <= GEMM.l2Floats ? k : max(16, GEMM.l2Floats / 2 / sweep / 16 * 16)
-            let packedB = scratch.map { $0 + GEMM.rowMajorPanelFloats(k: k) + panelRows * panelColumns }
-            let tile = scratch.map { $0 + GEMM.rowMajorPanelFloats(k: k) }
+            let tile = scratch
+            let packedB = scratch.map { $0 + panelRows * panelColumns }
             let finalMode: Int
             switch (bias == nil, activation) {
             case (true, _): finalMode = 0

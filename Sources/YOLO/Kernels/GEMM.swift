@@ -32,14 +32,11 @@ public enum GEMM {
     /// Row alignment work splits must keep (`panelRows` with the own kernel, else 1).
     public static var rowAlignment: Int { usesOwnKernel ? panelRows : 1 }
 
-    /// Floats of scratch one `multiply` call needs for an inner dimension `k` (per worker): one
-    /// panel of a row-major A, an edge tile of C, then B's packed blocks (at most `l2Floats`).
+    /// Floats of scratch one `multiply` call needs (per worker): an edge tile of C, then B's packed
+    /// blocks (at most `l2Floats`). The same for any inner dimension `k`.
     public static func scratchCount(k: Int) -> Int {
-        usesOwnKernel ? rowMajorPanelFloats(k: k) + panelRows * panelColumns + l2Floats : 0
+        usesOwnKernel ? panelRows * panelColumns + l2Floats : 0
     }
-
-    /// Floats of one packed panel of a row-major A, rounded to keep what follows 64-byte aligned.
-    static func rowMajorPanelFloats(k: Int) -> Int { (k * panelRows + 15) / 16 * 16 }
 
     /// `C[rows, 0..<n] = A[rows] · B`, then `activation(C[r, j] + bias[r])` when `bias` is given.
     ///
@@ -59,50 +56,33 @@ public enum GEMM {
         precondition(bias != nil || activation == .linear, "GEMM: an activation needs a bias")
         guard !rows.isEmpty, n > 0 else { return }
         let k = a.columns
-        let weights = a.pointer(matrix: matrix)
+        if usesOwnKernel { precondition(rows.lowerBound % panelRows == 0, "GEMM: rows must start on a panel") }
+        // Rows start on a panel, so both layouts put row `r`'s panel (or row) at `r · k`.
+        multiply(packed: a.pointer(matrix: matrix) + rows.lowerBound * k, m: rows.count, k: k, b: b, ldb: ldb, n: n,
+                 c: c + rows.lowerBound * ldc, ldc: ldc, bias: bias.map { $0 + rows.lowerBound },
+                 activation: activation, padded: padded, scratch: scratch)
+    }
+
+    /// `multiply` for rows `0..<m` of an A laid out as `PackedMatrix.Layout(rows: m, columns: k)` puts
+    /// it (e.g. weights expanded from LUT codes into scratch just before use).
+    public static func multiply(packed a: UnsafePointer<Float>, m: Int, k: Int, b: UnsafePointer<Float>, ldb: Int,
+                                n: Int, c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>? = nil,
+                                activation: Activation = .linear, padded: Bool = false,
+                                scratch: UnsafeMutablePointer<Float>?) {
+        precondition(bias != nil || activation == .linear, "GEMM: an activation needs a bias")
+        guard m > 0, n > 0 else { return }
         #if YOLO_AVX512
-        precondition(rows.lowerBound % panelRows == 0, "GEMM: rows must start on a panel")
-        let panels = (rows.lowerBound / panelRows) ..< ((rows.upperBound + panelRows - 1) / panelRows)
         let operands = Operands(k: k, b: b, ldb: ldb, n: n, c: c, ldc: ldc, bias: bias, activation: activation,
                                 padded: padded, scratch: scratch)
         // Keep the larger operand streaming once: walk A's panels outermost when A is the larger.
-        let aFloats = rows.count * k, bFloats = k * n
-        operands.run(panels: panels, rowEnd: rows.upperBound, panelsOuter: aFloats >= bFloats) { panel, ks in
-            weights + panel * k * panelRows + ks.lowerBound * panelRows
+        operands.run(panels: 0 ..< (m + panelRows - 1) / panelRows, rowEnd: m, panelsOuter: m * k >= k * n) { panel, ks in
+            a + panel * k * panelRows + ks.lowerBound * panelRows
         }
         #else
-        BLAS.sgemm(m: rows.count, n: n, k: k, a: weights + rows.lowerBound * k, lda: k, b: b, ldb: ldb,
-                   c: c + rows.lowerBound * ldc, ldc: ldc)
+        BLAS.sgemm(m: m, n: n, k: k, a: a, lda: k, b: b, ldb: ldb, c: c, ldc: ldc)
         if let bias {
-            for r in rows { activation.applyBiased(c + r * ldc, count: n, bias: bias[r]) }
+            for r in 0..<m { activation.applyBiased(c + r * ldc, count: n, bias: bias[r]) }
         }
-        #endif
-    }
-
-    /// `multiply` for a row-major A (`m × k`, rows `lda` apart), packed panel by panel into scratch
-    /// as it goes (for weights expanded just before use, e.g. LUT codes). Rows `0..<m` of C.
-    public static func multiply(rowMajor a: UnsafePointer<Float>, m: Int, k: Int, lda: Int, b: UnsafePointer<Float>,
-                                ldb: Int, n: Int, c: UnsafeMutablePointer<Float>, ldc: Int,
-                                scratch: UnsafeMutablePointer<Float>?) {
-        guard m > 0, n > 0 else { return }
-        #if YOLO_AVX512
-        let panelBuffer = scratch!
-        let operands = Operands(k: k, b: b, ldb: ldb, n: n, c: c, ldc: ldc, bias: nil, activation: .linear,
-                                padded: false, scratch: scratch)
-        // Column blocks outermost, each panel of A packed as it is used (1/128 of the product's work).
-        operands.run(panels: 0 ..< (m + panelRows - 1) / panelRows, rowEnd: m, panelsOuter: false) { panel, ks in
-            let first = panel * panelRows
-            let count = min(panelRows, m - first)
-            var target = panelBuffer
-            for kk in ks {
-                for r in 0..<count { target[r] = a[(first + r) * lda + kk] }
-                for r in count..<panelRows { target[r] = 0 }
-                target += panelRows
-            }
-            return UnsafePointer(panelBuffer)
-        }
-        #else
-        BLAS.sgemm(m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc)
         #endif
     }
 }

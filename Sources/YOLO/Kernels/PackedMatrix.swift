@@ -61,7 +61,7 @@ public struct PackedMatrix: Sendable {
         let panelRows: Int
         let panels: Int
 
-        init(rows: Int, columns: Int) {
+        public init(rows: Int, columns: Int) {
             self.rows = rows
             self.columns = columns
             self.panelRows = GEMM.usesOwnKernel ? GEMM.panelRows : 1
@@ -77,6 +77,18 @@ public struct PackedMatrix: Sendable {
             if panelRows == 1 { return matrix * matrixStride + row * columns + column }
             let (panel, inPanel) = row.quotientAndRemainder(dividingBy: panelRows)
             return matrix * matrixStride + (panel * columns + column) * panelRows + inPanel
+        }
+
+        /// Puts one row (`columns` floats) at row `row` of the matrix at `target`.
+        @inline(__always)
+        public func packRow(_ source: UnsafePointer<Float>, at row: Int, into target: UnsafeMutablePointer<Float>) {
+            if panelRows == 1 {
+                (target + row * columns).update(from: source, count: columns)
+                return
+            }
+            let (panel, inPanel) = row.quotientAndRemainder(dividingBy: panelRows)
+            let base = target + panel * columns * panelRows + inPanel
+            for c in 0..<columns { base[c * panelRows] = source[c] }
         }
 
         /// Packs `rows` of a row-major matrix (rows `rowStride` apart, `source` at row 0) into the

@@ -1,10 +1,7 @@
-/// The three steps of an im2col + GEMM convolution, as functions of its geometry alone, so that
-/// layers with other weight storage (`LUTConvolution`) run exactly the path `Convolution` runs:
-/// 1. `columns`: the GEMM's right-hand matrix `[inC·size² × outH·outW]` (im2col into scratch, or
-///    the input itself for a 1×1 stride-1 unpadded convolution);
-/// 2. `multiply`: `output[rows] = weights[rows × inC·size²] · columns`, for any block of rows
-///    (row-major weights, packed as it goes: see `GEMM.multiply(rowMajor:...)`);
-/// 3. `finish`: bias and activation in one pass over the output.
+/// The geometry of an im2col + GEMM convolution and its first step, shared by layers with other
+/// weight storage (`LUTConvolution`) so they run the path `Convolution` runs: `columns` gives the
+/// GEMM's right-hand matrix `[inC·size² × outH·outW]` (im2col into scratch, or the input itself for a
+/// 1×1 stride-1 unpadded convolution); the product, bias and activation are one `GEMM.multiply`.
 public struct ConvolutionSteps: Sendable {
     public let inputShape: Shape
     public let outputShape: Shape
@@ -31,31 +28,14 @@ public struct ConvolutionSteps: Sendable {
     /// Floats of scratch `columns` needs.
     public var columnsCount: Int { isPointwise ? 0 : patchLength * outputShape.planeCount }
 
+    /// Floats of scratch one `GEMM.multiply` of this layer needs.
+    public var gemmScratchCount: Int { GEMM.scratchCount(k: patchLength) }
+
     /// Step 1: the column matrix of `input`, written to `scratch` unless the input serves as is.
     public func columns(_ input: UnsafePointer<Float>, scratch: UnsafeMutablePointer<Float>) -> UnsafePointer<Float> {
         guard !isPointwise else { return input }
         Im2col.unfold(input, shape: inputShape, size: size, stride: stride, padding: padding,
                       outputHeight: outputShape.height, outputWidth: outputShape.width, into: scratch)
         return UnsafePointer(scratch)
-    }
-
-    /// Floats of scratch `multiply` needs (`GEMM.scratchCount`).
-    public var multiplyScratchCount: Int { GEMM.scratchCount(k: patchLength) }
-
-    /// Step 2: output rows `rows` (filters) from their weights (`rows.count × patchLength`, row-major);
-    /// `scratch` holds `multiplyScratchCount` floats.
-    public func multiply(rows: Range<Int>, weights: UnsafePointer<Float>, columns: UnsafePointer<Float>,
-                         output: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>) {
-        let plane = outputShape.planeCount
-        GEMM.multiply(rowMajor: weights, m: rows.count, k: patchLength, lda: patchLength, b: columns, ldb: plane,
-                      n: plane, c: output + rows.lowerBound * plane, ldc: plane, scratch: scratch)
-    }
-
-    /// Step 3: adds each filter's bias and applies the activation.
-    public func finish(_ output: UnsafeMutablePointer<Float>, biases: FloatBuffer) {
-        let plane = outputShape.planeCount
-        for f in 0..<outputShape.channels {
-            activation.applyBiased(output + f * plane, count: plane, bias: biases[f])
-        }
     }
 }

@@ -1,13 +1,13 @@
 /// A convolution whose weights stay in memory as LUT codes (`WeightResidency.codes`).
 ///
-/// Before its matrix product it expands a block of output channels' weights from codes into
-/// workspace scratch, multiplies that block, and moves on to the next, so at most
-/// `blockRows × patchLength` float weights exist at once (≤ 1 MB), whatever the layer's size.
-/// Otherwise it runs the same im2col / GEMM / bias-and-activation steps as `Convolution`
-/// (`ConvolutionSteps`) and gives the same result as a `Convolution` holding the expanded weights.
+/// Before its matrix product it expands a block of output channels' weights from codes straight into
+/// the GEMM's packed layout in workspace scratch, multiplies that block (bias and activation fused),
+/// and moves on to the next, so at most `blockRows × patchLength` float weights exist at once (≤ 1 MB),
+/// whatever the layer's size. Otherwise it runs the same im2col and GEMM as `Convolution`'s plain
+/// path and gives the same result as a `Convolution` holding the expanded weights on that path.
 ///
-/// Scratch layout: `[columns (steps.columnsCount floats) | weight block (blockRows·patchLength) |
-/// GEMM scratch (steps.multiplyScratchCount)]`.
+/// Scratch layout: `[columns | packed weight block | one expanded row | GEMM scratch]`, each part
+/// rounded up to 16 floats.
 public struct LUTConvolution: Layer {
     public let inputs: [Int]
     public let steps: ConvolutionSteps
@@ -35,26 +35,39 @@ public struct LUTConvolution: Layer {
         self.steps = steps
         self.weights = weights
         self.biases = biases
-        self.blockRows = max(1, min(filters, blockFloats / steps.patchLength))
+        // Whole GEMM panels per block, so every block but the last fills its panels.
+        let alignment = GEMM.rowAlignment
+        self.blockRows = min(filters, max(alignment, blockFloats / steps.patchLength / alignment * alignment))
     }
 
     public var outputShape: Shape { steps.outputShape }
-    public var scratchCount: Int { steps.columnsCount + blockRows * steps.patchLength + steps.multiplyScratchCount }
+    public var scratchCount: Int { Self.rounded(steps.columnsCount) + blockCount + rowCount + steps.gemmScratchCount }
     public var algorithm: String { "\(weights.type) codes, " + (steps.isPointwise ? "1x1 gemm" : "im2col+gemm") }
+
+    /// Floats of one packed weight block (`blockRows` rows, panel padding included).
+    var blockCount: Int { Self.rounded(PackedMatrix.Layout(rows: blockRows, columns: steps.patchLength).matrixStride) }
+    /// Floats of the row buffer codes are expanded into.
+    var rowCount: Int { Self.rounded(steps.patchLength) }
+    static func rounded(_ count: Int) -> Int { (count + 15) / 16 * 16 }
 
     public func forward(_ io: LayerIO) {
         let columns = steps.columns(io.input, scratch: io.scratch)
-        let block = io.scratch + steps.columnsCount
-        let gemmScratch = block + blockRows * steps.patchLength
-        var row = 0
-        while row < weights.rows {
-            let rows = row ..< min(row + blockRows, weights.rows)
-            weights.expand(rows: rows, into: block)
-            steps.multiply(rows: rows, weights: UnsafePointer(block), columns: columns, output: io.output,
-                           scratch: gemmScratch)
-            row = rows.upperBound
+        let block = io.scratch + Self.rounded(steps.columnsCount)
+        let row = block + blockCount
+        let gemmScratch = row + rowCount
+        let (k, plane) = (steps.patchLength, steps.outputShape.planeCount)
+        var first = 0
+        while first < weights.rows {
+            let count = min(blockRows, weights.rows - first)
+            let layout = PackedMatrix.Layout(rows: count, columns: k)
+            for r in 0..<count {
+                weights.expand(rows: first + r ..< first + r + 1, into: row)
+                layout.packRow(row, at: r, into: block)
+            }
+            GEMM.multiply(packed: block, m: count, k: k, b: columns, ldb: plane, n: plane, c: io.output + first * plane,
+                          ldc: plane, bias: biases.pointer + first, activation: steps.activation, scratch: gemmScratch)
+            first += count
         }
-        steps.finish(io.output, biases: biases)
     }
 }
 

@@ -46,11 +46,11 @@ struct ModelOptions: ParsableArguments {
 
     @Option(name: .customLong("model"), help: "A SwiftYOLO model file (.yolo) to use instead of --cfg/--weights/--names (default: Weights/yolov3-tiny-lut8.yolo when `make model` has made it, else the darknet files).")
     var modelFile: String?
-    @Option(help: "With --model: expanded (LUT codes become float32 at load, fastest) or codes (kept as codes, least memory).")
-    var residency: String = "expanded"
+    @Option(help: "With --model: expanded (LUT codes become float32 at load, fastest per image) or codes (kept as codes, least memory, quickest to start). Default: expanded (yolo detect: codes for fewer than 5 images).")
+    var residency: String?
 
     func validate() throws {
-        guard ["expanded", "codes"].contains(residency) else {
+        if let residency, !["expanded", "codes"].contains(residency) {
             throw ValidationError("--residency must be expanded or codes; got '\(residency)'")
         }
     }
@@ -59,11 +59,14 @@ struct ModelOptions: ParsableArguments {
     /// With no model named at all, the default is the converted lut8 model when `make model` has made it,
     /// else darknet's yolov3-tiny files; `convertedDefault: false` always falls back to darknet's files
     /// (`yolo convert` must start from the original weights, not from an already quantized model).
-    func load(withNames: Bool = true, convertedDefault: Bool = true) throws -> Model {
+    /// `residency` is the weight residency when `--residency` is not given.
+    func load(withNames: Bool = true, convertedDefault: Bool = true, residency defaultResidency: WeightResidency = .expanded)
+        throws -> Model {
         let fallback = cfg == nil && weights == nil && convertedDefault ? Defaults.modelFile : nil
         if let modelFile = modelFile ?? fallback {
-            guard let mode = ["expanded": WeightResidency.expanded, "codes": .codes][residency] else {
-                throw YOLOError.invalidArgument("--residency must be expanded or codes; got '\(residency)'")
+            guard let mode = residency.map({ ["expanded": WeightResidency.expanded, "codes": .codes][$0] })
+                    ?? defaultResidency else {
+                throw YOLOError.invalidArgument("--residency must be expanded or codes; got '\(residency ?? "")'")
             }
             return try Model(contentsOf: modelFile, residency: mode)
         }

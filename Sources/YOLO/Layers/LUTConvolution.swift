@@ -6,8 +6,8 @@
 /// whatever the layer's size. Otherwise it runs the same im2col and GEMM as `Convolution`'s plain
 /// path and gives the same result as a `Convolution` holding the expanded weights on that path.
 ///
-/// Scratch layout: `[columns | packed weight block | one expanded row | GEMM scratch]`, each part
-/// rounded up to 16 floats.
+/// Scratch layout: `[columns | per worker: packed weight block, one expanded row, GEMM scratch]`,
+/// each part rounded up to 16 floats. Blocks are split over `LayerIO.threads` workers.
 public struct LUTConvolution: Layer {
     public let inputs: [Int]
     public let steps: ConvolutionSteps
@@ -41,32 +41,39 @@ public struct LUTConvolution: Layer {
     }
 
     public var outputShape: Shape { steps.outputShape }
-    public var scratchCount: Int { Self.rounded(steps.columnsCount) + blockCount + rowCount + steps.gemmScratchCount }
+    public var scratchCount: Int { Self.rounded(steps.columnsCount) + workerScratch * Parallel.coreCount }
     public var algorithm: String { "\(weights.type) codes, " + (steps.isPointwise ? "1x1 gemm" : "im2col+gemm") }
 
     /// Floats of one packed weight block (`blockRows` rows, panel padding included).
     var blockCount: Int { Self.rounded(PackedMatrix.Layout(rows: blockRows, columns: steps.patchLength).matrixStride) }
     /// Floats of the row buffer codes are expanded into.
     var rowCount: Int { Self.rounded(steps.patchLength) }
+    /// One worker's scratch: a packed block, a row, the GEMM's scratch.
+    var workerScratch: Int { blockCount + rowCount + steps.gemmScratchCount }
     static func rounded(_ count: Int) -> Int { (count + 15) / 16 * 16 }
 
+    /// Blocks of filters are dealt out to the workers, each expanding and multiplying in its own scratch.
     public func forward(_ io: LayerIO) {
         let columns = steps.columns(io.input, scratch: io.scratch)
-        let block = io.scratch + Self.rounded(steps.columnsCount)
-        let row = block + blockCount
-        let gemmScratch = row + rowCount
+        let scratch = io.scratch + Self.rounded(steps.columnsCount)
         let (k, plane) = (steps.patchLength, steps.outputShape.planeCount)
-        var first = 0
-        while first < weights.rows {
-            let count = min(blockRows, weights.rows - first)
-            let layout = PackedMatrix.Layout(rows: count, columns: k)
-            for r in 0..<count {
-                weights.expand(rows: first + r ..< first + r + 1, into: row)
-                layout.packRow(row, at: r, into: block)
+        let output = io.output
+        let blocks = (weights.rows + blockRows - 1) / blockRows
+        Parallel.forWorkers(blocks, threads: min(io.threads, Parallel.coreCount)) { worker, range in
+            let block = scratch + worker * workerScratch
+            let row = block + blockCount
+            let gemmScratch = row + rowCount
+            for index in range {
+                let first = index * blockRows
+                let count = min(blockRows, weights.rows - first)
+                let layout = PackedMatrix.Layout(rows: count, columns: k)
+                for r in 0..<count {
+                    weights.expand(rows: first + r ..< first + r + 1, into: row)
+                    layout.packRow(row, at: r, into: block)
+                }
+                GEMM.multiply(packed: block, m: count, k: k, b: columns, ldb: plane, n: plane, c: output + first * plane,
+                              ldc: plane, bias: biases.pointer + first, activation: steps.activation, scratch: gemmScratch)
             }
-            GEMM.multiply(packed: block, m: count, k: k, b: columns, ldb: plane, n: plane, c: io.output + first * plane,
-                          ldc: plane, bias: biases.pointer + first, activation: steps.activation, scratch: gemmScratch)
-            first += count
         }
     }
 }

@@ -19,22 +19,11 @@ extension Convolution {
         }
         let buffers = io.scratch + plan.paddedInputCount
         let scratch = buffers + plan.transformBufferCount * plan.maxWorkers
-        let blocks = plan.blocks
-        if blocks == 1 {
-            rowsBlock(0, io, plan: plan, padded: padded, buffers: buffers, scratch: scratch,
+        // Blocks one after another, each step split over the workers: blocks are few (4 MB each) and
+        // uneven (the last one shorter), so dealing whole blocks out would leave a worker idle.
+        for block in 0..<plan.blocks {
+            rowsBlock(block, io, plan: plan, padded: padded, buffers: buffers, scratch: scratch,
                       threads: min(io.threads, plan.maxWorkers))
-            return
-        }
-        // Each worker runs whole blocks in its own scratch (see `forwardWinograd`).
-        let workers = min(io.threads, plan.maxWorkers, blocks)
-        Parallel.forRanges(workers, threads: workers) { parts in
-            for worker in parts {
-                for block in Swift.stride(from: worker, to: blocks, by: workers) {
-                    rowsBlock(block, io, plan: plan, padded: padded,
-                              buffers: buffers + worker * plan.transformBufferCount,
-                              scratch: scratch + worker * plan.blockScratch, threads: 1)
-                }
-            }
         }
     }
 

@@ -187,8 +187,10 @@ public struct WinogradPlan: Sendable {
     }
 
     /// Scratch floats: the padded input, one transform buffer per worker, then one block's worth of
-    /// V and M per worker (one block in all when there is only one).
+    /// V and M per worker (one block in all when there is only one, or when blocks run one after
+    /// another: `rowVectorized`).
     public var scratchCount: Int {
-        paddedInputCount + transformBufferCount * maxWorkers + blockScratch * (blocks == 1 ? 1 : maxWorkers)
+        paddedInputCount + transformBufferCount * maxWorkers
+            + blockScratch * (blocks == 1 || rowVectorized || transposed ? 1 : maxWorkers)
     }
 }

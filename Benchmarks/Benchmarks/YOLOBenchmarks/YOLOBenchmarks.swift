@@ -43,16 +43,7 @@ func forwardPassBenchmarks() {
     }
     for algorithm in [ConvolutionAlgorithm.auto, .im2col] {
         guard let network = try? Network(model: model, algorithm: algorithm) else { continue }
-        for threads in [1, 2] {
-            // Built once here, outside the measured closure; the box carries the (non-Sendable)
-            // workspace into the benchmark, which runs its closure on one thread at a time.
-            let state = ForwardState(network: network, threads: threads)
-            Benchmark("forward 416x416 \(algorithm.rawValue) \(threads) thread(s)") { benchmark in
-                state.run()
-                benchmark.startMeasurement()
-                for _ in benchmark.scaledIterations { state.run() }
-            }
-        }
+        for threads in [1, 2] { forwardBenchmark("forward 416x416 \(algorithm.rawValue) \(threads) thread(s)", network, threads) }
     }
 }
 
@@ -65,14 +56,19 @@ func quantizedForwardBenchmarks() {
             print("YOLOBenchmarks: \(path) not found: skipping the lut8 forward pass (run make model)")
             return
         }
-        for threads in [1, 2] {
-            let state = ForwardState(network: network, threads: threads)
-            Benchmark("forward 416x416 lut8 \(residency) \(threads) thread(s)") { benchmark in
-                state.run()
-                benchmark.startMeasurement()
-                for _ in benchmark.scaledIterations { state.run() }
-            }
-        }
+        for threads in [1, 2] { forwardBenchmark("forward 416x416 lut8 \(residency) \(threads) thread(s)", network, threads) }
+    }
+}
+
+/// One forward-pass benchmark. The workspace is built once here, outside the measured closure; the
+/// box carries the (non-Sendable) workspace into the benchmark, which runs its closure on one thread
+/// at a time.
+func forwardBenchmark(_ name: String, _ network: Network, _ threads: Int) {
+    let state = ForwardState(network: network, threads: threads)
+    Benchmark(name) { benchmark in
+        state.run()
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations { state.run() }
     }
 }
 

@@ -12,14 +12,22 @@
 extension Convolution {
     typealias Lane = SIMD8<Float>
 
-    func forwardWinograd(_ io: LayerIO, plan: WinogradPlan) {
+    /// The first step of every Winograd path: copies the input into its zero-padded planes (split over
+    /// the workers). Returns the padded input, the workers' transform buffers, and the scratch for
+    /// V and M that follows them.
+    func padInput(_ io: LayerIO, plan: WinogradPlan)
+        -> (padded: UnsafePointer<Float>, buffers: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>) {
         let padded = io.scratch
         let input = io.input
         Parallel.forRanges(plan.inChannels, threads: io.threads) { channels in
             for c in channels { pad(channel: c, input, plan: plan, into: padded) }
         }
         let buffers = io.scratch + plan.paddedInputCount
-        let scratch = buffers + plan.transformBufferCount * plan.maxWorkers
+        return (UnsafePointer(padded), buffers, buffers + plan.transformBufferCount * plan.maxWorkers)
+    }
+
+    func forwardWinograd(_ io: LayerIO, plan: WinogradPlan) {
+        let (padded, buffers, scratch) = padInput(io, plan: plan)
         let blocks = plan.blocks
         if blocks == 1 {
             winogradBlock(0, io, plan: plan, padded: padded, buffers: buffers, scratch: scratch,
@@ -155,23 +163,11 @@ extension Convolution {
     private func transformOutput(_ mm: UnsafePointer<Float>, filter: Int, group: Int, plan: WinogradPlan,
                                  into output: UnsafeMutablePointer<Float>, buffer: UnsafeMutablePointer<Lane>) {
         let m = plan.transform.m
-        let alpha = m + 2
-        let alpha2 = alpha * alpha
         let lanes = WinogradPlan.lanes
         let (height, width) = (outputShape.height, outputShape.width)
-        let source = buffer               // M[ξ] for this filter and group
-        let temp = buffer + alpha2        // Aᵀ M: m×α
-        let planeStride = plan.mPlaneStride
-        for xi in 0..<alpha2 {
-            source[xi] = UnsafeRawPointer(mm + xi * planeStride).loadUnaligned(as: Lane.self)
-        }
-        for j in 0..<alpha {
-            WinogradTransform.outputColumn(m: m, source + j, alpha, temp + j, alpha)
-        }
-        let result = source               // reuse: m×m
-        for i in 0..<m {
-            WinogradTransform.outputColumn(m: m, temp + i * alpha, 1, result + i * m, 1)
-        }
+        WinogradTransform.loadTile(m: m, mm, stride: plan.mPlaneStride, into: buffer)
+        WinogradTransform.outputTile(m: m, buffer)
+        let result = buffer               // m×m
         let bias = Lane(repeating: biases[filter])
         for k in 0..<(m * m) { result[k] = activation.apply(result[k] + bias) }
         let scalars = UnsafeRawPointer(result).assumingMemoryBound(to: Float.self)

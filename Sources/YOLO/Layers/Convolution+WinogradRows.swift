@@ -12,13 +12,7 @@ extension Convolution {
     typealias Wide = SIMD16<Float>
 
     func forwardWinogradRows(_ io: LayerIO, plan: WinogradPlan) {
-        let padded = io.scratch
-        let input = io.input
-        Parallel.forRanges(plan.inChannels, threads: io.threads) { channels in
-            for c in channels { pad(channel: c, input, plan: plan, into: padded) }
-        }
-        let buffers = io.scratch + plan.paddedInputCount
-        let scratch = buffers + plan.transformBufferCount * plan.maxWorkers
+        let (padded, buffers, scratch) = padInput(io, plan: plan)
         // Blocks one after another, each step split over the workers: blocks are few (4 MB each) and
         // uneven (the last one shorter), so dealing whole blocks out would leave a worker idle.
         for block in 0..<plan.blocks {
@@ -149,20 +143,10 @@ extension Convolution {
         let alpha = m + 2
         let alpha2 = alpha * alpha
         let (height, width) = (outputShape.height, outputShape.width)
-        let source = buffer
-        let temp = buffer + alpha2
-        let planeStride = plan.mPlaneStride
         let tile0 = group * WinogradPlan.rowLanes
-        for xi in 0..<alpha2 {
-            source[xi] = UnsafeRawPointer(mm + xi * planeStride + tile0).loadUnaligned(as: Wide.self)
-        }
-        for j in 0..<alpha {
-            WinogradTransform.outputColumn(m: m, source + j, alpha, temp + j, alpha)
-        }
-        let result = source
-        for i in 0..<m {
-            WinogradTransform.outputColumn(m: m, temp + i * alpha, 1, result + i * m, 1)
-        }
+        WinogradTransform.loadTile(m: m, mm + tile0, stride: plan.mPlaneStride, into: buffer)
+        WinogradTransform.outputTile(m: m, buffer)
+        let result = buffer
         let bias = Wide(repeating: biases[filter])
         for k in 0..<(m * m) { result[k] = Self.activate(result[k] + bias, activation) }
         let x0 = tile0 * m

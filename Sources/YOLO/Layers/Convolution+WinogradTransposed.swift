@@ -10,14 +10,8 @@
 
 extension Convolution {
     func forwardWinogradTransposed(_ io: LayerIO, plan: WinogradPlan) {
-        let padded = io.scratch
-        let input = io.input
-        Parallel.forRanges(plan.inChannels, threads: io.threads) { channels in
-            for c in channels { pad(channel: c, input, plan: plan, into: padded) }
-        }
+        let (padded, buffers, v) = padInput(io, plan: plan)
         let threads = min(io.threads, plan.maxWorkers)
-        let buffers = io.scratch + plan.paddedInputCount
-        let v = buffers + plan.transformBufferCount * plan.maxWorkers
         let alpha2 = plan.transform.alpha * plan.transform.alpha
         let mm = v + alpha2 * plan.vPlaneStride
         let (channels, tiles) = (plan.inChannels, plan.tiles)
@@ -80,23 +74,11 @@ extension Convolution {
     private func transformOutputFilters(_ mm: UnsafePointer<Float>, tile: Int, filterGroup: Int, plan: WinogradPlan,
                                         into output: UnsafeMutablePointer<Float>, buffer: UnsafeMutablePointer<Wide>) {
         let m = plan.transform.m
-        let alpha = m + 2
-        let alpha2 = alpha * alpha
         let (height, width) = (outputShape.height, outputShape.width)
-        let source = buffer
-        let temp = buffer + alpha2
         let first = filterGroup * Wide.scalarCount
-        let at = mm + tile * plan.paddedFilters + first
-        for xi in 0..<alpha2 {
-            source[xi] = UnsafeRawPointer(at + xi * plan.mPlaneStride).loadUnaligned(as: Wide.self)
-        }
-        for j in 0..<alpha {
-            WinogradTransform.outputColumn(m: m, source + j, alpha, temp + j, alpha)
-        }
-        let result = source
-        for i in 0..<m {
-            WinogradTransform.outputColumn(m: m, temp + i * alpha, 1, result + i * m, 1)
-        }
+        WinogradTransform.loadTile(m: m, mm + tile * plan.paddedFilters + first, stride: plan.mPlaneStride, into: buffer)
+        WinogradTransform.outputTile(m: m, buffer)
+        let result = buffer
         let count = min(Wide.scalarCount, filters - first)
         var bias = Wide()
         for lane in 0..<count { bias[lane] = biases[first + lane] }

@@ -67,6 +67,24 @@ public struct WinogradTransform: Sendable, Equatable {
     // MARK: - 1-D transforms on vectors (lanes are independent tiles)
 
     /// Applies `Bᵀ` to the α vectors `d[0], d[stride], ...`, writing α vectors to `r[0], r[rStride], ...`.
+    /// Loads the α² vectors of one group of tiles or filters from M (`p` at ξ = 0, planes `stride`
+    /// floats apart) into `buffer[0 ..< α²]`.
+    @inline(__always)
+    static func loadTile<V: SIMD>(m: Int, _ p: UnsafePointer<Float>, stride: Int, into buffer: UnsafeMutablePointer<V>)
+        where V.Scalar == Float {
+        for xi in 0..<((m + 2) * (m + 2)) { buffer[xi] = UnsafeRawPointer(p + xi * stride).loadUnaligned(as: V.self) }
+    }
+
+    /// `Aᵀ M A` for the α×α values at `buffer[0 ..< α²]` (row-major, lanes = independent tiles or
+    /// filters), using `buffer[α² ..< 2α²]` as scratch; leaves the m×m result at `buffer[0 ..< m²]`.
+    @inline(__always)
+    static func outputTile<V: SIMD>(m: Int, _ buffer: UnsafeMutablePointer<V>) where V.Scalar == Float {
+        let alpha = m + 2
+        let temp = buffer + alpha * alpha   // Aᵀ M: m×α
+        for j in 0..<alpha { outputColumn(m: m, buffer + j, alpha, temp + j, alpha) }
+        for i in 0..<m { outputColumn(m: m, temp + i * alpha, 1, buffer + i * m, 1) }
+    }
+
     @inline(__always)
     static func inputColumn<V: SIMD>(m: Int, _ d: UnsafePointer<V>, _ stride: Int,
                                      _ r: UnsafeMutablePointer<V>, _ rStride: Int) where V.Scalar == Float {

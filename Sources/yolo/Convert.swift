@@ -96,15 +96,7 @@ struct Convert: ParsableCommand {
         let float = try model.load(convertedDefault: false)
         printError("loaded \(model.cfg ?? Defaults.cfg): \(float.convolutions.count) convolutions")
         let inputs = try calibrate.map { try NetworkInput.load($0, for: float) }
-        let quantized = settings.type == nil ? [] : Set(float.convolutions.keys)
-            .subtracting(try ModelConverter.floatLayers(settings.keepFloat, in: float.description))
-        let grams = inputs.isEmpty ? [:] : try InputGram.collect(model: float, inputs: inputs, layers: quantized)
-        if !grams.isEmpty { printError("input statistics of \(grams.count) layers from \(inputs.count) calibration inputs") }
-        var converted = try ModelConverter.convert(float, settings: settings, grams: grams, progress: printError)
-        if !calibrate.isEmpty, !converted.quantizedConvolutions.isEmpty {
-            converted = BiasCorrection.correct(converted, reference: float, tapMeans: try BiasCorrection.tapMeans(model: float, inputs: inputs))
-            printError("biases corrected with the mean activations of \(inputs.count) calibration inputs")
-        }
+        let converted = try ModelConverter.convert(float, settings: settings, calibration: inputs, progress: printError)
         try ModelFile.write(converted, to: output, note: settings.summary + (calibrate.isEmpty ? "" : ", bias correction on \(calibrate.count) inputs"))
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
         print(String(format: "%@: %d bytes (%.3f MB), %@, converted in %.2f s", output, bytes, Double(bytes) / 1e6,

@@ -35,7 +35,7 @@ demo: model
 	@bash scripts/demo.sh
 
 # The test suite (what CI runs).
-test: weights
+test: weights calibration
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

@@ -19,9 +19,10 @@ struct Convert: ParsableCommand {
 
             --calibrate (images that are NOT evaluation images) measures each layer's input correlations and \
             picks codes that reduce the layer's output error (GPTQ-style error feedback, columns by input \
-            energy), refits each channel's scale for that output error, then corrects the biases. Float \
-            detections kept (photos + coco-val2017-dev, 170, calibration on 15 edge/real images): lut8 97.1% \
-            -> 98.8% (IoU >= 0.9), lut6 94.7% -> 95.9% (0.85), lut4 78.8% -> 87.1% (0.8).
+            energy), refits each channel's scale for that output error, then corrects the biases. `make model` \
+            calibrates the default model on Weights/calibration (Weights/CALIBRATION.md). Float detections kept \
+            (photos + coco-val2017-dev, 170; docs/QUANTIZATION.md): lut8 97.6% -> 99.4% (IoU >= 0.9), \
+            lut6 94.1% -> 97.1% (0.85), lut4 78.2% -> 84.7% (0.8).
             """)
 
     @OptionGroup var model: ModelOptions

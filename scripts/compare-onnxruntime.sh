@@ -6,8 +6,8 @@
 # Usage: scripts/compare-onnxruntime.sh [--runs N] [--warmup N] [--threads 1,2] [--out DIR]
 # Needs the reference tools in ../shared (next to the repository) and Weights/yolov3-tiny.{cfg,weights}.
 # Environment: REF_VENV (default /tmp/yolo-reference-venv), SCRATCH (swift --scratch-path, default .build),
-#   BUILD_FLAGS (extra `swift build` flags for the yolo binary, e.g. "-Xswiftc -target-cpu -Xswiftc znver4";
-#   say so when reporting: the library itself is built and tested without them).
+#   BUILD_FLAGS (`swift build` flags for the yolo binary; default: the Makefile's CPU flags, `make cpu-flags`,
+#   which compile the own AVX-512 GEMM kernel on CPUs that have it, as `make build` and `make test` do).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 shared=$(cd "$root/.." && pwd)/shared
@@ -31,6 +31,7 @@ for f in "$cfg" "$weights"; do
 done
 venv=${REF_VENV:-/tmp/yolo-reference-venv}
 scratch=${SCRATCH:-$root/.build}
+BUILD_FLAGS=${BUILD_FLAGS-$(make -s --no-print-directory -C "$root" cpu-flags)}
 mkdir -p "$out"
 
 echo "== reference venv ($venv)"

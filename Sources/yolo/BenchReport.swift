@@ -8,6 +8,8 @@ struct BenchReport: Encodable {
         /// SIMD features the CPU reports (/proc/cpuinfo).
         var simd: [String]
         var blasConfig: String
+        /// What runs the convolutions' products (`GEMM.kernelDescription`).
+        var gemm: String
         /// `OPENBLAS_CORETYPE` as set in the environment, nil when unset (OpenBLAS autodetects).
         var openblasCoretype: String?
 
@@ -21,7 +23,7 @@ struct BenchReport: Encodable {
             let flags = Set((field("flags") ?? "").split(separator: " ").map(String.init))
             let wanted = ["sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni"]
             return Machine(cpu: field("model name") ?? "unknown", simd: wanted.filter(flags.contains),
-                           blasConfig: BLAS.configuration,
+                           blasConfig: BLAS.configuration, gemm: GEMM.kernelDescription,
                            openblasCoretype: ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"])
         }
     }
@@ -91,8 +93,8 @@ struct BenchReport: Encodable {
     var header: String {
         """
         model \(model) at \(size), convolution algorithm \(algorithm), warm-up \(warmup)
-        CPU \(machine.cpu); CPU SIMD \(machine.simd.joined(separator: " ")); Swift SIMD code: baseline x86-64 \
-        (SSE2) unless built with -Xswiftc -target-cpu; OpenBLAS picks its own kernel (core below)
+        CPU \(machine.cpu); CPU SIMD \(machine.simd.joined(separator: " "))
+        GEMM \(machine.gemm)
         BLAS \(machine.blasConfig); core \(results.first?.blasCore ?? BLAS.coreName); \
         OPENBLAS_CORETYPE \(machine.openblasCoretype.map { "=\($0)" } ?? "unset (autodetected)")
 

@@ -6,11 +6,13 @@ import Testing
 /// real model's heads against OpenCV with every fast path on.
 @Suite struct ConvolutionWinogradTests {
     /// (channels, height, width, filters): odd sizes, channels not a multiple of 8, 13×13, 1×1 maps,
-    /// a map big enough to be cut into several Winograd tile blocks (40→32 channels at 36×36), and
-    /// ≥ 128 channels (U stored transposed).
+    /// a map big enough to be cut into several Winograd tile blocks (40→32 channels at 36×36), ≥ 128
+    /// channels, and maps wide enough (≥ 12 tiles) for the row-vectorized transforms: a full 16-tile
+    /// group (64 wide), a full group plus a partial one with partial edge tiles and several blocks
+    /// (50×70), 13 tiles of F(4×4) as in yolov3-tiny's 52×52 layer.
     static let shapes: [(Int, Int, Int, Int)] = [
         (3, 5, 7, 4), (8, 13, 13, 16), (5, 9, 11, 3), (13, 26, 26, 9), (16, 1, 1, 5), (16, 2, 3, 8),
-        (9, 17, 6, 10), (40, 36, 36, 32), (130, 7, 9, 12),
+        (9, 17, 6, 10), (40, 36, 36, 32), (130, 7, 9, 12), (7, 21, 64, 5), (16, 50, 70, 20), (17, 52, 52, 13),
     ]
 
     /// Largest error of each algorithm relative to Σ|w·x| + |b| of the output (the scale float
@@ -49,9 +51,9 @@ import Testing
         }
     }
 
-    @Test(arguments: Activation.allCases)
-    func fusesEveryActivation(activation: Activation) {
-        let error = Self.check(.winograd4, channels: 9, height: 13, width: 13, filters: 10, threads: 2, activation: activation)
+    @Test(arguments: Activation.allCases, [13, 52])
+    func fusesEveryActivation(activation: Activation, width: Int) {
+        let error = Self.check(.winograd4, channels: 9, height: 13, width: width, filters: 10, threads: 2, activation: activation)
         #expect(error <= Self.tolerance[.winograd4]!)
     }
 
@@ -63,15 +65,15 @@ import Testing
         #expect((layer.winograd?.blocks ?? 0) > 1)
     }
 
-    @Test func filtersAreStoredTransposedForManyChannels() {
-        func plan(channels: Int) -> WinogradPlan? {
-            Convolution(input: -1, inputShape: Shape(channels: channels, height: 7, width: 9), filters: 12, size: 3,
+    @Test func wideMapsUseTheRowVectorizedTransformsWithTheOwnKernel() {
+        func plan(width: Int) -> WinogradPlan? {
+            Convolution(input: -1, inputShape: Shape(channels: 16, height: 20, width: width), filters: 8, size: 3,
                         stride: 1, padding: 1, activation: .leaky,
-                        weights: FloatBuffer(LayerTestSupport.values(channels * 12 * 9, seed: 1)),
-                        biases: FloatBuffer(LayerTestSupport.values(12, seed: 2)), algorithm: .winograd2).winograd
+                        weights: FloatBuffer(LayerTestSupport.values(16 * 8 * 9, seed: 1)),
+                        biases: FloatBuffer(LayerTestSupport.values(8, seed: 2)), algorithm: .winograd4).winograd
         }
-        #expect(plan(channels: 130)?.transposedU == true)
-        #expect(plan(channels: 40)?.transposedU == false)
+        #expect(plan(width: 52)?.rowVectorized == GEMM.usesOwnKernel)
+        #expect(plan(width: 26)?.rowVectorized == false)
     }
 
     @Test func winogradFallsBackWhereItDoesNotApply() {

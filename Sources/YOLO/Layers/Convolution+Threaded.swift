@@ -1,6 +1,6 @@
 import Foundation
 
-/// The im2col + GEMM path split over several workers, each calling BLAS single-threaded.
+/// The im2col + GEMM path split over several workers, each with its own GEMM scratch.
 extension Convolution {
     /// Output rows per im2col block when the layer is `rowBlocked`: about 256 KB of columns.
     var rowsPerBlock: Int { max(1, 65_536 / max(1, patchLength * outputShape.width)) }
@@ -35,11 +35,9 @@ extension Convolution {
                     let n = rows * outW
                     Im2col.unfold(input, shape: inputShape, size: size, stride: stride, padding: padding,
                                   firstOutputRow: y0, outputRows: rows, outputWidth: outW, into: columns)
-                    BLAS.sgemm(m: filters, n: n, k: patchLength, a: weights.pointer, lda: patchLength,
-                               b: columns, ldb: n, c: output + y0 * outW, ldc: plane)
-                    for f in 0..<filters {
-                        activation.applyBiased(output + f * plane + y0 * outW, count: n, bias: biases[f])
-                    }
+                    GEMM.multiply(packed!, rows: 0..<filters, b: columns, ldb: n, n: n, c: output + y0 * outW,
+                                  ldc: plane, bias: biases.pointer, activation: activation,
+                                  scratch: gemmScratch(scratch, worker: worker))
                 }
             }
         }
@@ -63,27 +61,23 @@ extension Convolution {
             }
             columns = UnsafePointer(io.scratch)
         }
-        let output = io.output
-        let workers = io.threads
-        if plane >= filters {
-            Parallel.forRanges(workers, threads: workers) { parts in
-                for worker in parts {
-                    let span = Parallel.alignedPart(worker, of: workers, count: plane, alignment: 16)
+        let (output, scratch) = (io.output, io.scratch)
+        let workers = min(io.threads, Parallel.coreCount)
+        let byColumns = plane >= filters
+        Parallel.forRanges(workers, threads: workers) { parts in
+            for worker in parts {
+                let gemmScratch = gemmScratch(scratch, worker: worker)
+                if byColumns {
+                    let span = Parallel.alignedPart(worker, of: workers, count: plane, alignment: GEMM.panelColumns)
                     guard !span.isEmpty else { continue }
-                    BLAS.sgemm(m: filters, n: span.count, k: k, a: weights.pointer, lda: k,
-                               b: columns + span.lowerBound, ldb: plane,
-                               c: output + span.lowerBound, ldc: plane)
-                    for f in 0..<filters {
-                        activation.applyBiased(output + f * plane + span.lowerBound, count: span.count, bias: biases[f])
-                    }
-                }
-            }
-        } else {
-            Parallel.forRanges(filters, threads: workers) { span in
-                BLAS.sgemm(m: span.count, n: plane, k: k, a: weights.pointer + span.lowerBound * k, lda: k,
-                           b: columns, ldb: plane, c: output + span.lowerBound * plane, ldc: plane)
-                for f in span {
-                    activation.applyBiased(output + f * plane, count: plane, bias: biases[f])
+                    GEMM.multiply(packed!, rows: 0..<filters, b: columns + span.lowerBound, ldb: plane, n: span.count,
+                                  c: output + span.lowerBound, ldc: plane, bias: biases.pointer,
+                                  activation: activation, scratch: gemmScratch)
+                } else {
+                    let span = Parallel.alignedPart(worker, of: workers, count: filters, alignment: GEMM.rowAlignment)
+                    guard !span.isEmpty else { continue }
+                    GEMM.multiply(packed!, rows: span, b: columns, ldb: plane, n: plane, c: output, ldc: plane,
+                                  bias: biases.pointer, activation: activation, scratch: gemmScratch)
                 }
             }
         }

@@ -52,7 +52,7 @@ extension Convolution {
         let groups = min(blockTiles, plan.paddedTiles - block * blockTiles) / lanes
         let tiles = min(blockTiles, plan.tiles - block * blockTiles)
         let v = scratch
-        let mm = scratch + alpha2 * channels * blockTiles
+        let mm = scratch + alpha2 * plan.vPlaneStride
         let bufferCount = plan.transformBufferCount
         Parallel.forWorkers(channels * groups, threads: threads) { worker, range in
             let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount).assumingMemoryBound(to: Lane.self)
@@ -62,18 +62,17 @@ extension Convolution {
                                into: v + channel * blockTiles + group * lanes, buffer: buffer)
             }
         }
-        let u = plan.u.pointer
+        // Whole column blocks: V's and M's rows hold `blockTiles` (a multiple of the GEMM's block).
         Parallel.forEach(alpha2, threads: threads) { xi in
-            BLAS.sgemm(m: filters, n: tiles, k: channels,
-                       a: u + xi * filters * channels, lda: plan.transposedU ? filters : channels,
-                       b: v + xi * channels * blockTiles, ldb: blockTiles,
-                       c: mm + xi * filters * blockTiles, ldc: blockTiles, transposedA: plan.transposedU)
+            GEMM.multiply(plan.u, matrix: xi, rows: 0..<filters, b: v + xi * plan.vPlaneStride, ldb: blockTiles,
+                          n: tiles, c: mm + xi * plan.mPlaneStride, ldc: blockTiles, padded: true, scratch: nil)
         }
         let output = io.output
-        Parallel.forWorkers(filters * groups, threads: threads) { worker, range in
+        let outputGroups = (tiles + lanes - 1) / lanes   // groups holding real tiles
+        Parallel.forWorkers(filters * outputGroups, threads: threads) { worker, range in
             let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount).assumingMemoryBound(to: Lane.self)
             for index in range {
-                let (filter, group) = index.quotientAndRemainder(dividingBy: groups)
+                let (filter, group) = index.quotientAndRemainder(dividingBy: outputGroups)
                 transformOutput(mm + filter * blockTiles + group * lanes, filter: filter, group: firstGroup + group,
                                 plan: plan, into: output, buffer: buffer)
             }
@@ -81,7 +80,7 @@ extension Convolution {
     }
 
     /// Copies one channel into its zero-padded plane (`paddedHeight × paddedWidth`, the map at (1, 1)).
-    private func pad(channel c: Int, _ input: UnsafePointer<Float>, plan: WinogradPlan,
+    func pad(channel c: Int, _ input: UnsafePointer<Float>, plan: WinogradPlan,
                      into padded: UnsafeMutablePointer<Float>) {
         let (height, width) = (inputShape.height, inputShape.width)
         let pw = plan.paddedWidth
@@ -97,7 +96,7 @@ extension Convolution {
         (plane + filled).update(repeating: 0, count: plan.paddedHeight * pw - filled)
     }
 
-    /// `Bᵀ d B` for the 8 tiles of `group` in one channel, stored to `v[ξ · C · blockTiles]`
+    /// `Bᵀ d B` for the 8 tiles of `group` in one channel, stored to `v[ξ · vPlaneStride]`
     /// (`v` points at this channel's and group's place in V). Reads the zero-padded input, so every
     /// tile lies inside it; lanes past the last tile read tile 0 and are never used.
     @inline(__always)
@@ -118,7 +117,7 @@ extension Convolution {
         let first = group * lanes
         var ty = first / plan.tilesX
         var tx = first - ty * plan.tilesX
-        for lane in 0..<min(lanes, plan.tiles - first) {
+        for lane in 0..<max(0, min(lanes, plan.tiles - first)) {   // lanes past the last tile read tile 0
             offsets[lane] = ty * m * pw + tx * m
             tx += 1
             if tx == plan.tilesX { tx = 0; ty += 1 }
@@ -137,14 +136,14 @@ extension Convolution {
         for i in 0..<alpha {
             WinogradTransform.inputColumn(m: m, temp + i * alpha, 1, tile + i * alpha, 1)
         }
-        let planeStride = plan.inChannels * plan.blockTiles
+        let planeStride = plan.vPlaneStride
         for xi in 0..<alpha2 {
             UnsafeMutableRawPointer(v + xi * planeStride).storeBytes(of: tile[xi], as: Lane.self)
         }
     }
 
     /// `Aᵀ M A` plus bias and activation for the 8 tiles of `group` of one filter, written to the
-    /// output; `mm` points at this filter's and group's place in M (planes `K · blockTiles` apart).
+    /// output; `mm` points at this filter's and group's place in M (planes `mPlaneStride` apart).
     @inline(__always)
     private func transformOutput(_ mm: UnsafePointer<Float>, filter: Int, group: Int, plan: WinogradPlan,
                                  into output: UnsafeMutablePointer<Float>, buffer: UnsafeMutablePointer<Lane>) {
@@ -155,7 +154,7 @@ extension Convolution {
         let (height, width) = (outputShape.height, outputShape.width)
         let source = buffer               // M[ξ] for this filter and group
         let temp = buffer + alpha2        // Aᵀ M: m×α
-        let planeStride = plan.filters * plan.blockTiles
+        let planeStride = plan.mPlaneStride
         for xi in 0..<alpha2 {
             source[xi] = UnsafeRawPointer(mm + xi * planeStride).loadUnaligned(as: Lane.self)
         }

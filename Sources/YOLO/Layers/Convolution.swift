@@ -9,7 +9,8 @@ import Foundation
 ///
 /// 3×3 stride-1 convolutions can instead use Winograd (`ConvolutionAlgorithm`, see
 /// `Convolution+Winograd.swift`); the choice and the transformed filters are fixed at init.
-/// Work is split over `LayerIO.threads` workers, each calling BLAS single-threaded.
+/// Products run through `GEMM` on weights packed at init (`packed`), with bias and activation fused
+/// into the product's store. Work is split over `LayerIO.threads` workers.
 public struct Convolution: Layer {
     public let inputs: [Int]
     public let inputShape: Shape
@@ -26,6 +27,8 @@ public struct Convolution: Layer {
     public let method: ConvolutionAlgorithm
     /// The Winograd geometry and transformed filters, when `method` is a Winograd one.
     public let winograd: WinogradPlan?
+    /// `weights` packed for `GEMM` (the GEMM path; nil with Winograd).
+    public let packed: PackedMatrix?
 
     /// - Parameter algorithm: how to compute; `.auto` chooses Winograd where it is faster and exact
     ///   enough (`preferredAlgorithm`), a Winograd choice that does not apply falls back to `.im2col`.
@@ -58,6 +61,8 @@ public struct Convolution: Layer {
                          height: inputShape.height, width: inputShape.width, weights: weights,
                          maxWorkers: Parallel.coreCount)
         }
+        self.packed = method.winogradTile == nil
+            ? PackedMatrix(rowMajor: weights, rows: filters, columns: inputShape.channels * size * size) : nil
     }
 
     /// What `.auto` picks for a 3×3 stride-1 padding-1 layer with at least 16 input channels:
@@ -87,7 +92,22 @@ public struct Convolution: Layer {
 
     public var scratchCount: Int {
         if let winograd { return winograd.scratchCount }
-        return isPointwise ? 0 : max(patchLength * outputShape.planeCount, rowBlocked ? rowBlockedScratch : 0)
+        return columnsScratch + gemmScratch * Parallel.coreCount
+    }
+
+    /// Scratch floats for the unfolded input (whole, or one band per worker when `rowBlocked`),
+    /// rounded up so the GEMM scratch after it stays 64-byte aligned.
+    var columnsScratch: Int {
+        let count = isPointwise ? 0 : max(patchLength * outputShape.planeCount, rowBlocked ? rowBlockedScratch : 0)
+        return (count + 15) / 16 * 16
+    }
+
+    /// One worker's GEMM scratch (after `columnsScratch`).
+    var gemmScratch: Int { GEMM.scratchCount(k: patchLength) }
+
+    /// Worker `worker`'s GEMM scratch within `scratch`.
+    func gemmScratch(_ scratch: UnsafeMutablePointer<Float>, worker: Int) -> UnsafeMutablePointer<Float> {
+        scratch + columnsScratch + worker * gemmScratch
     }
 
     public var algorithm: String {
@@ -97,7 +117,7 @@ public struct Convolution: Layer {
 
     public func forward(_ io: LayerIO) {
         if let winograd {
-            forwardWinograd(io, plan: winograd)
+            if winograd.rowVectorized { forwardWinogradRows(io, plan: winograd) } else { forwardWinograd(io, plan: winograd) }
         } else if rowBlocked {
             forwardRowBlocked(io)
         } else if io.threads > 1 {
@@ -107,13 +127,13 @@ public struct Convolution: Layer {
         }
     }
 
-    /// The plain single-threaded path: im2col (unless pointwise), one GEMM, bias and activation.
+    /// The plain single-threaded path: im2col (unless pointwise), one GEMM with bias and activation.
     func forwardGEMM(_ io: LayerIO) {
-        // The plain path is ConvolutionSteps' three steps, the same code LUTConvolution runs.
         let steps = ConvolutionSteps(inputShape: inputShape, filters: filters, size: size, stride: stride,
                                      padding: padding, activation: activation)
         let columns = steps.columns(io.input, scratch: io.scratch)
-        steps.multiply(rows: 0..<filters, weights: weights.pointer, columns: columns, output: io.output)
-        steps.finish(io.output, biases: biases)
+        let plane = outputShape.planeCount
+        GEMM.multiply(packed!, rows: 0..<filters, b: columns, ldb: plane, n: plane, c: io.output, ldc: plane,
+                      bias: biases.pointer, activation: activation, scratch: gemmScratch(io.scratch, worker: 0))
     }
 }

@@ -2,7 +2,8 @@
 /// layers with other weight storage (`LUTConvolution`) run exactly the path `Convolution` runs:
 /// 1. `columns`: the GEMM's right-hand matrix `[inC·size² × outH·outW]` (im2col into scratch, or
 ///    the input itself for a 1×1 stride-1 unpadded convolution);
-/// 2. `multiply`: `output[rows] = weights[rows × inC·size²] · columns`, for any block of rows;
+/// 2. `multiply`: `output[rows] = weights[rows × inC·size²] · columns`, for any block of rows
+///    (row-major weights, packed as it goes: see `GEMM.multiply(rowMajor:...)`);
 /// 3. `finish`: bias and activation in one pass over the output.
 public struct ConvolutionSteps: Sendable {
     public let inputShape: Shape
@@ -38,12 +39,16 @@ public struct ConvolutionSteps: Sendable {
         return UnsafePointer(scratch)
     }
 
-    /// Step 2: output rows `rows` (filters) from their weights (`rows.count × patchLength`, row-major).
+    /// Floats of scratch `multiply` needs (`GEMM.scratchCount`).
+    public var multiplyScratchCount: Int { GEMM.scratchCount(k: patchLength) }
+
+    /// Step 2: output rows `rows` (filters) from their weights (`rows.count × patchLength`, row-major);
+    /// `scratch` holds `multiplyScratchCount` floats.
     public func multiply(rows: Range<Int>, weights: UnsafePointer<Float>, columns: UnsafePointer<Float>,
-                         output: UnsafeMutablePointer<Float>) {
+                         output: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>) {
         let plane = outputShape.planeCount
-        BLAS.sgemm(m: rows.count, n: plane, k: patchLength, a: weights, lda: patchLength,
-                   b: columns, ldb: plane, c: output + rows.lowerBound * plane, ldc: plane)
+        GEMM.multiply(rowMajor: weights, m: rows.count, k: patchLength, lda: patchLength, b: columns, ldb: plane,
+                      n: plane, c: output + rows.lowerBound * plane, ldc: plane, scratch: scratch)
     }
 
     /// Step 3: adds each filter's bias and applies the activation.

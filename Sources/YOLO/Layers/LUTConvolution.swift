@@ -6,7 +6,8 @@
 /// Otherwise it runs the same im2col / GEMM / bias-and-activation steps as `Convolution`
 /// (`ConvolutionSteps`) and gives the same result as a `Convolution` holding the expanded weights.
 ///
-/// Scratch layout: `[columns (steps.columnsCount floats) | weight block (blockRows·patchLength)]`.
+/// Scratch layout: `[columns (steps.columnsCount floats) | weight block (blockRows·patchLength) |
+/// GEMM scratch (steps.multiplyScratchCount)]`.
 public struct LUTConvolution: Layer {
     public let inputs: [Int]
     public let steps: ConvolutionSteps
@@ -38,17 +39,19 @@ public struct LUTConvolution: Layer {
     }
 
     public var outputShape: Shape { steps.outputShape }
-    public var scratchCount: Int { steps.columnsCount + blockRows * steps.patchLength }
+    public var scratchCount: Int { steps.columnsCount + blockRows * steps.patchLength + steps.multiplyScratchCount }
     public var algorithm: String { "\(weights.type) codes, " + (steps.isPointwise ? "1x1 gemm" : "im2col+gemm") }
 
     public func forward(_ io: LayerIO) {
         let columns = steps.columns(io.input, scratch: io.scratch)
         let block = io.scratch + steps.columnsCount
+        let gemmScratch = block + blockRows * steps.patchLength
         var row = 0
         while row < weights.rows {
             let rows = row ..< min(row + blockRows, weights.rows)
             weights.expand(rows: rows, into: block)
-            steps.multiply(rows: rows, weights: UnsafePointer(block), columns: columns, output: io.output)
+            steps.multiply(rows: rows, weights: UnsafePointer(block), columns: columns, output: io.output,
+                           scratch: gemmScratch)
             row = rows.upperBound
         }
         steps.finish(io.output, biases: biases)

@@ -7,28 +7,38 @@ public struct WinogradPlan: Sendable {
     public let tilesX: Int
     /// Tiles in one map: `tilesY · tilesX` (the GEMMs' N).
     public let tiles: Int
-    /// `tiles` rounded up to the SIMD group size: the row stride of V and M.
+    /// `tiles` rounded up to `tileAlignment`: the GEMMs then never need edge copies.
     public let paddedTiles: Int
     public let inChannels: Int
     public let filters: Int
-    /// α² matrices of `filters × inChannels`: `U[ξ][filter][channel]`, or `U[ξ][channel][filter]`
-    /// (stored transposed) when `transposedU`.
-    public let u: FloatBuffer
-    /// True when U is stored transposed: OpenBLAS then packs it with its transposed copy routine,
-    /// measured 3–10 % faster on layers with ≥ 128 input channels and slightly slower below.
-    public let transposedU: Bool
+    /// α² matrices of `filters × inChannels`, `U[ξ][filter][channel]`, packed for `GEMM`.
+    public let u: PackedMatrix
     /// Tiles per cache block (a multiple of `lanes`): V and M of one block stay in the core's L2.
     /// Equals `paddedTiles` (one block) when the filters are large, so U is packed once per layer.
     public let blockTiles: Int
     /// Workers the scratch memory has room for when there are several blocks.
     public let maxWorkers: Int
+    /// True when the transforms run on whole rows of tiles, 16 tiles (one tile row's run) per vector
+    /// (`Convolution+WinogradRows.swift`): only with the own GEMM kernel and maps at least
+    /// `rowTilesMinimum` tiles wide. Blocks are then whole tile rows: `blockRows` of them.
+    public let rowVectorized: Bool
+    /// Tile rows per block when `rowVectorized`.
+    public let blockRows: Int
     /// The zero-padded copy of the input the tiles are read from: one cell of padding on the top
-    /// and left, and enough on the bottom and right for the last tiles (`tiles · m + 2` per axis).
+    /// and left, and enough on the bottom and right for the last tiles (`tiles · m + 2` per axis;
+    /// wider when `rowVectorized`, whose loads cover whole groups of 16 tiles).
     public let paddedHeight: Int
     public let paddedWidth: Int
 
-    /// Tiles per SIMD group.
+    /// Tiles per SIMD group of the transforms.
     static let lanes = 8
+    /// Tiles per vector of the row-vectorized transforms.
+    static let rowLanes = 16
+    /// The narrowest map (in tiles) the row-vectorized transforms take: below, most lanes would idle.
+    static let rowTilesMinimum = 12
+    /// Tiles the padded count and the blocks are multiples of: the GEMM's column block with the own
+    /// kernel (whose products may then read and write whole blocks), a SIMD group otherwise.
+    static var tileAlignment: Int { GEMM.usesOwnKernel ? GEMM.panelColumns : lanes }
 
     /// Transforms `weights` (`[filters][inChannels][3][3]`) for a `height × width` map.
     init(m: Int, inChannels: Int, filters: Int, height: Int, width: Int, weights: FloatBuffer, maxWorkers: Int) {
@@ -38,39 +48,49 @@ public struct WinogradPlan: Sendable {
         self.tilesY = (height + m - 1) / m
         self.tilesX = (width + m - 1) / m
         self.tiles = tilesY * tilesX
-        self.paddedTiles = (tiles + Self.lanes - 1) / Self.lanes * Self.lanes
+        let alignment = Self.tileAlignment
+        self.paddedTiles = (tiles + alignment - 1) / alignment * alignment
         self.inChannels = inChannels
         self.filters = filters
         let alpha2 = transform.alpha * transform.alpha
         // About 768 KB of V and M per block; blocks below 64 tiles would repack U too often.
         let perTile = alpha2 * (inChannels + filters)
-        let block = max(64, (192 * 1024 / perTile) / Self.lanes * Self.lanes)
-        self.blockTiles = min(block, paddedTiles)
+        let rowVectorized = GEMM.usesOwnKernel && tilesX >= Self.rowTilesMinimum
+        self.rowVectorized = rowVectorized
+        if rowVectorized {
+            // Up to about 4 MB of V and M per block (in L3; the products' A and B stream well), as
+            // many rows as that allows, then fewer if that wastes less of the last 64-tile column block.
+            let most = min(tilesY, max(1, 1_048_576 / (perTile * tilesX)))
+            let width = tilesX
+            let used = { (rows: Int) -> Double in
+                Double(rows * width) / Double((rows * width + alignment - 1) / alignment * alignment)
+            }
+            let rows = (1...most).reversed().max { used($0) < used($1) - 0.02 } ?? most
+            self.blockRows = rows
+            self.blockTiles = (rows * tilesX + alignment - 1) / alignment * alignment
+        } else {
+            let block = max(64, (192 * 1024 / perTile) / alignment * alignment)
+            self.blockRows = tilesY
+            self.blockTiles = min(block, paddedTiles)
+        }
         self.maxWorkers = max(1, maxWorkers)
         self.paddedHeight = tilesY * m + 2
-        self.paddedWidth = tilesX * m + 2
+        let groups = (tilesX + Self.rowLanes - 1) / Self.rowLanes
+        self.paddedWidth = rowVectorized ? groups * Self.rowLanes * m + m + 2 : tilesX * m + 2
         let alpha = transform.alpha
         let gMatrix = transform.filterMatrix.flatMap { $0 }   // α×3, row-major
         let workers = self.maxWorkers
-        let transposedU = inChannels >= 128
-        self.transposedU = transposedU
-        self.u = FloatBuffer(count: alpha2 * filters * inChannels) { u in
-            let u = u.baseAddress!
-            // U = G w Gᵀ in Double for every (filter k, channel c). The loop runs over the index that is
-            // contiguous in U's layout (k when transposed, c otherwise), so each of the α² outputs of
-            // consecutive transforms lands next to the previous one: sequential writes, not a scatter.
-            // Work is split over the other index across the machine's cores (a one-time cost at build).
-            let outer = transposedU ? inChannels : filters
-            let inner = transposedU ? filters : inChannels
-            Parallel.forRanges(outer, threads: workers) { range in
+        self.u = PackedMatrix(count: alpha2, rows: filters, columns: inChannels) { u, layout in
+            // U = G w Gᵀ in Double for every (filter k, channel c). Work is split over the filters
+            // across the machine's cores (a one-time cost at build).
+            Parallel.forRanges(filters, threads: workers) { range in
                 // Local copy of G (α×3): no array bounds checks or reference counting in the loop.
                 withUnsafeTemporaryAllocation(of: Double.self, capacity: alpha * 6) { scratch in
                     let temp = scratch.baseAddress!
                     let g = scratch.baseAddress! + alpha * 3
                     for i in 0..<(alpha * 3) { g[i] = gMatrix[i] }
-                    for o in range {
-                        for n in 0..<inner {
-                            let (k, c) = transposedU ? (n, o) : (o, n)
+                    for k in range {
+                        for c in 0..<inChannels {
                             let w = weights.pointer + (k * inChannels + c) * 9
                             for i in 0..<alpha {
                                 for j in 0..<3 {
@@ -78,9 +98,9 @@ public struct WinogradPlan: Sendable {
                                         + g[i * 3 + 2] * Double(w[6 + j])
                                 }
                             }
-                            // Element ξ of this (k, c) lives at base + ξ · step.
-                            let base = transposedU ? c * filters + k : k * inChannels + c
-                            let step = filters * inChannels
+                            // Element ξ of this (k, c) is matrix ξ's (k, c): the same offset in each.
+                            let base = layout.index(matrix: 0, row: k, column: c)
+                            let step = layout.matrixStride
                             for i in 0..<alpha {
                                 for j in 0..<alpha {
                                     let value = temp[i * 3] * g[j * 3] + temp[i * 3 + 1] * g[j * 3 + 1]
@@ -96,10 +116,19 @@ public struct WinogradPlan: Sendable {
     }
 
     /// Number of tile blocks.
-    public var blocks: Int { (paddedTiles + blockTiles - 1) / blockTiles }
+    public var blocks: Int {
+        rowVectorized ? (tilesY + blockRows - 1) / blockRows : (paddedTiles + blockTiles - 1) / blockTiles
+    }
 
-    /// Scratch floats of one block: V (`α²·C·blockTiles`) then M (`α²·K·blockTiles`).
-    var blockScratch: Int { transform.alpha * transform.alpha * blockTiles * (inChannels + filters) }
+    /// Floats from one of V's α² planes (`C × blockTiles`) to the next: 16 more than the plane, so
+    /// the α² values of one tile, read or written together by a transform, do not all fall in the
+    /// same L1 cache set (plane sizes are often multiples of 4 KB).
+    var vPlaneStride: Int { inChannels * blockTiles + 16 }
+    /// The same for M's planes (`K × blockTiles`).
+    var mPlaneStride: Int { filters * blockTiles + 16 }
+
+    /// Scratch floats of one block: V (`α²` planes) then M (`α²` planes).
+    var blockScratch: Int { transform.alpha * transform.alpha * (vPlaneStride + mPlaneStride) }
 
     /// Floats of the padded input copy, rounded up to keep what follows 64-byte aligned.
     var paddedInputCount: Int { (inChannels * paddedHeight * paddedWidth + 15) / 16 * 16 }
@@ -107,7 +136,11 @@ public struct WinogradPlan: Sendable {
     /// Floats of one worker's transform buffer: two α² blocks of 8-lane vectors, then 8 tile
     /// offsets (two vectors' worth of bytes). Kept in the workspace: a stack buffer this large
     /// (2.4 KB) is heap-allocated by `withUnsafeTemporaryAllocation`.
-    var transformBufferCount: Int { (2 * transform.alpha * transform.alpha + 2) * Self.lanes }
+    /// With `rowVectorized`, two α² blocks of 16-lane vectors and one 64-float row.
+    var transformBufferCount: Int {
+        rowVectorized ? (2 * transform.alpha * transform.alpha + 4) * Self.rowLanes
+            : (2 * transform.alpha * transform.alpha + 2) * Self.lanes
+    }
 
     /// Scratch floats: the padded input, one transform buffer per worker, then one block's worth of
     /// V and M per worker (one block in all when there is only one).

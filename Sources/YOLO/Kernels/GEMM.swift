@@ -1,0 +1,108 @@
+/// The engine's matrix product for convolutions: `C = A · B`, then each row's bias and activation.
+///
+/// `A` (weights, `PackedMatrix`) is packed once at network build; `B` (input columns, Winograd
+/// tiles) and `C` (output) are row-major with any row stride. Built with `-D YOLO_AVX512` (and a
+/// matching `-target-cpu`, see the Makefile) the product runs the engine's own AVX-512 micro-kernel
+/// (`GEMM+Kernel.swift`, 6 rows × 64 columns of `C` per call, bias and activation applied in
+/// registers); otherwise it calls OpenBLAS's `sgemm` on the same row-major data.
+public enum GEMM {
+    #if YOLO_AVX512
+    /// True when the own micro-kernel is compiled in (`-D YOLO_AVX512`).
+    public static let usesOwnKernel = true
+    #else
+    /// True when the own micro-kernel is compiled in (`-D YOLO_AVX512`).
+    public static let usesOwnKernel = false
+    #endif
+
+    /// What runs the products, for benchmark headers.
+    public static var kernelDescription: String {
+        usesOwnKernel ? "own AVX-512 micro-kernel, 6x64 tiles (built with -D YOLO_AVX512 and a -target-cpu)"
+            : "OpenBLAS sgemm (portable build; `make build` compiles the own kernel on AVX-512 CPUs)"
+    }
+
+    /// Rows of `C` one kernel call computes; row ranges given to `multiply` start on a multiple.
+    public static let panelRows = 6
+    /// Columns of `C` one kernel call computes.
+    public static let panelColumns = 64
+
+    /// Floats of B a sweep of the kernel may read and still find in the core's L2 on the next
+    /// sweep (768 KB: most of a 1 MB L2, the rest for A's and C's lines).
+    static let l2Floats = 196_608
+
+    /// Row alignment work splits must keep (`panelRows` with the own kernel, else 1).
+    public static var rowAlignment: Int { usesOwnKernel ? panelRows : 1 }
+
+    /// Floats of scratch one `multiply` call needs for an inner dimension `k` (per worker): one
+    /// panel of a row-major A, an edge tile of C, then B's packed blocks (at most `l2Floats`).
+    public static func scratchCount(k: Int) -> Int {
+        usesOwnKernel ? rowMajorPanelFloats(k: k) + panelRows * panelColumns + l2Floats : 0
+    }
+
+    /// Floats of one packed panel of a row-major A, rounded to keep what follows 64-byte aligned.
+    static func rowMajorPanelFloats(k: Int) -> Int { (k * panelRows + 15) / 16 * 16 }
+
+    /// `C[rows, 0..<n] = A[rows] · B`, then `activation(C[r, j] + bias[r])` when `bias` is given.
+    ///
+    /// - Parameters:
+    ///   - a: the packed weights; `matrix` picks one of a batch.
+    ///   - rows: rows of A and C to compute; starts on a multiple of `rowAlignment`.
+    ///   - b: `a.columns × n`, row-major, rows `ldb` floats apart.
+    ///   - c: row 0 of C (row `r` at `c + r·ldc`).
+    ///   - padded: the caller guarantees B's and C's rows can be read and written up to `n` rounded up
+    ///     to `panelColumns` (the extra columns of C get garbage); saves copying edge blocks.
+    ///   - scratch: `scratchCount(k:)` floats of this worker's own.
+    public static func multiply(_ a: PackedMatrix, matrix: Int = 0, rows: Range<Int>, b: UnsafePointer<Float>, ldb: Int,
+                                n: Int, c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>? = nil,
+                                activation: Activation = .linear, padded: Bool = false,
+                                scratch: UnsafeMutablePointer<Float>?) {
+        precondition(rows.lowerBound >= 0 && rows.upperBound <= a.rows, "GEMM: rows \(rows) of \(a.rows)")
+        precondition(bias != nil || activation == .linear, "GEMM: an activation needs a bias")
+        guard !rows.isEmpty, n > 0 else { return }
+        let k = a.columns
+        let weights = a.pointer(matrix: matrix)
+        #if YOLO_AVX512
+        precondition(rows.lowerBound % panelRows == 0, "GEMM: rows must start on a panel")
+        let panels = (rows.lowerBound / panelRows) ..< ((rows.upperBound + panelRows - 1) / panelRows)
+        let operands = Operands(k: k, b: b, ldb: ldb, n: n, c: c, ldc: ldc, bias: bias, activation: activation,
+                                padded: padded, scratch: scratch)
+        // Keep the larger operand streaming once: walk A's panels outermost when A is the larger.
+        let aFloats = rows.count * k, bFloats = k * n
+        operands.run(panels: panels, rowEnd: rows.upperBound, panelsOuter: aFloats >= bFloats) { panel, ks in
+            weights + panel * k * panelRows + ks.lowerBound * panelRows
+        }
+        #else
+        BLAS.sgemm(m: rows.count, n: n, k: k, a: weights + rows.lowerBound * k, lda: k, b: b, ldb: ldb,
+                   c: c + rows.lowerBound * ldc, ldc: ldc)
+        if let bias {
+            for r in rows { activation.applyBiased(c + r * ldc, count: n, bias: bias[r]) }
+        }
+        #endif
+    }
+
+    /// `multiply` for a row-major A (`m × k`, rows `lda` apart), packed panel by panel into scratch
+    /// as it goes (for weights expanded just before use, e.g. LUT codes). Rows `0..<m` of C.
+    public static func multiply(rowMajor a: UnsafePointer<Float>, m: Int, k: Int, lda: Int, b: UnsafePointer<Float>,
+                                ldb: Int, n: Int, c: UnsafeMutablePointer<Float>, ldc: Int,
+                                scratch: UnsafeMutablePointer<Float>?) {
+        guard m > 0, n > 0 else { return }
+        #if YOLO_AVX512
+        let panelBuffer = scratch!
+        let operands = Operands(k: k, b: b, ldb: ldb, n: n, c: c, ldc: ldc, bias: nil, activation: .linear,
+                                padded: false, scratch: scratch)
+        // Column blocks outermost, each panel of A packed as it is used (1/128 of the product's work).
+        operands.run(panels: 0 ..< (m + panelRows - 1) / panelRows, rowEnd: m, panelsOuter: false) { panel, ks in
+            let first = panel * panelRows
+            let count = min(panelRows, m - first)
+            var target = panelBuffer
+            for kk in ks {
+                for r in 0..<count { target[r] = a[(first + r) * lda + kk] }
+                for r in count..<panelRows { target[r] = 0 }
+                target += panelRows
+            }
+            return UnsafePointer(panelBuffer)
+        }
+        #else
+        BLAS.sgemm(m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc)
+        #endif
+    }
+}

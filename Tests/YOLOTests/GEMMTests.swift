@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+@testable import YOLO
+
+/// `GEMM` (own micro-kernel when built with -D YOLO_AVX512, else OpenBLAS) against a plain triple
+/// loop in Double, over shapes that hit every edge: rows not a multiple of the 6-row panel, columns
+/// not a multiple of the 64-column block, k of 1, row ranges starting on a later panel, padded
+/// operands, and every activation. Tolerance: 1e-6 × Σ|a·b| per element (float summation of k
+/// products, single rounding per step; the measured worst case is reported on failure).
+@Suite struct GEMMTests {
+    struct Case: CustomTestStringConvertible {
+        var m: Int, n: Int, k: Int
+        var testDescription: String { "\(m)x\(n)x\(k)" }
+    }
+
+    static let cases: [Case] = [
+        Case(m: 1, n: 1, k: 1), Case(m: 6, n: 64, k: 8), Case(m: 7, n: 65, k: 3), Case(m: 13, n: 130, k: 27),
+        Case(m: 5, n: 63, k: 100), Case(m: 32, n: 169, k: 256), Case(m: 255, n: 49, k: 64), Case(m: 16, n: 2080, k: 27),
+    ]
+
+    /// Inputs and the exact result of `activation(A·B + bias)` with its error scale.
+    struct Problem {
+        let a: [Float], b: [Float], bias: [Float]
+        let exact: [Double], scale: [Double]
+        init(_ c: Case, activation: Activation, seed: UInt64) {
+            var random = SeededRandom(seed: seed)
+            a = random.floats(c.m * c.k)
+            b = random.floats(c.k * c.n)
+            bias = random.floats(c.m)
+            var exact = [Double](repeating: 0, count: c.m * c.n), scale = exact
+            for i in 0..<c.m {
+                for j in 0..<c.n {
+                    var sum = Double(bias[i]), magnitude = abs(Double(bias[i]))
+                    for p in 0..<c.k {
+                        let product = Double(a[i * c.k + p]) * Double(b[p * c.n + j])
+                        sum += product
+                        magnitude += abs(product)
+                    }
+                    exact[i * c.n + j] = Double(activation(Float(sum)))
+                    scale[i * c.n + j] = magnitude
+                }
+            }
+            self.exact = exact
+            self.scale = scale
+        }
+
+        /// Largest error relative to the element's Σ|a·b|.
+        func error(_ result: [Float], rows: Range<Int>, n: Int, ldc: Int) -> Double {
+            var worst = 0.0
+            for i in rows {
+                for j in 0..<n {
+                    let e = abs(Double(result[i * ldc + j]) - exact[i * n + j]) / max(scale[i * n + j], 1e-30)
+                    worst = max(worst, e.isNaN ? .infinity : e)
+                }
+            }
+            return worst
+        }
+    }
+
+    @Test(arguments: cases, Activation.allCases)
+    func packedProductMatchesTheExactOne(_ c: Case, activation: Activation) {
+        let problem = Problem(c, activation: activation, seed: UInt64(c.m * 1000 + c.n))
+        let packed = PackedMatrix(rowMajor: FloatBuffer(problem.a), rows: c.m, columns: c.k)
+        var result = [Float](repeating: .nan, count: c.m * c.n)
+        var scratch = [Float](repeating: .nan, count: max(GEMM.scratchCount(k: c.k), 1))
+        problem.b.withUnsafeBufferPointer { b in
+            problem.bias.withUnsafeBufferPointer { bias in
+                GEMM.multiply(packed, rows: 0..<c.m, b: b.baseAddress!, ldb: c.n, n: c.n, c: &result, ldc: c.n,
+                              bias: bias.baseAddress!, activation: activation, scratch: &scratch)
+            }
+        }
+        #expect(problem.error(result, rows: 0..<c.m, n: c.n, ldc: c.n) <= 1e-6)
+    }
+
+    @Test(arguments: cases)
+    func laterRowsAloneLeaveTheOthersUntouched(_ c: Case) {
+        let start = GEMM.rowAlignment * ((c.m / 2) / GEMM.rowAlignment)
+        let problem = Problem(c, activation: .leaky, seed: 7)
+        let packed = PackedMatrix(rowMajor: FloatBuffer(problem.a), rows: c.m, columns: c.k)
+        var result = [Float](repeating: -7, count: c.m * c.n)
+        var scratch = [Float](repeating: .nan, count: max(GEMM.scratchCount(k: c.k), 1))
+        problem.bias.withUnsafeBufferPointer { bias in
+            GEMM.multiply(packed, rows: start..<c.m, b: problem.b, ldb: c.n, n: c.n, c: &result, ldc: c.n,
+                          bias: bias.baseAddress!, activation: .leaky, scratch: &scratch)
+        }
+        #expect(problem.error(result, rows: start..<c.m, n: c.n, ldc: c.n) <= 1e-6)
+        #expect(result[0 ..< start * c.n].allSatisfy { $0 == -7 })
+    }
+
+    @Test(arguments: cases)
+    func paddedOperandsAndRowMajorWeightsGiveTheSameProduct(_ c: Case) {
+        // B and C with rows padded to whole 64-column blocks, as Winograd's V and M are.
+        let ld = (c.n + 63) / 64 * 64
+        let problem = Problem(c, activation: .linear, seed: 11)
+        var b = [Float](repeating: 0.5, count: c.k * ld)
+        for p in 0..<c.k { for j in 0..<c.n { b[p * ld + j] = problem.b[p * c.n + j] } }
+        let packed = PackedMatrix(count: 2, rows: c.m, columns: c.k) { target, layout in
+            for i in 0..<c.m { for p in 0..<c.k { target[layout.index(matrix: 1, row: i, column: p)] = problem.a[i * c.k + p] } }
+        }
+        var padded = [Float](repeating: .nan, count: c.m * ld)
+        GEMM.multiply(packed, matrix: 1, rows: 0..<c.m, b: b, ldb: ld, n: c.n, c: &padded, ldc: ld, padded: true, scratch: nil)
+        var plain = [Float](repeating: .nan, count: c.m * c.n)
+        var scratch = [Float](repeating: .nan, count: max(GEMM.scratchCount(k: c.k), 1))
+        GEMM.multiply(rowMajor: problem.a, m: c.m, k: c.k, lda: c.k, b: problem.b, ldb: c.n, n: c.n, c: &plain, ldc: c.n,
+                      scratch: &scratch)
+        // These products take no bias; adding it afterwards compares them with the exact A·B + bias.
+        var shifted = plain, shiftedPadded = padded
+        for i in 0..<c.m {
+            for j in 0..<c.n { shifted[i * c.n + j] += problem.bias[i]; shiftedPadded[i * ld + j] += problem.bias[i] }
+        }
+        #expect(problem.error(shifted, rows: 0..<c.m, n: c.n, ldc: c.n) <= 1e-6)
+        #expect(problem.error(shiftedPadded, rows: 0..<c.m, n: c.n, ldc: ld) <= 1e-6)
+    }
+}

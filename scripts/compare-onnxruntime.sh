@@ -3,7 +3,10 @@
 # with OPENBLAS_CORETYPE as set in the environment and unset (OpenBLAS autodetects its kernel;
 # allowed only in a benchmark command like this one), and prints a side-by-side table.
 #
-# Usage: scripts/compare-onnxruntime.sh [--runs N] [--warmup N] [--threads 1,2] [--out DIR]
+# Usage: scripts/compare-onnxruntime.sh [--runs N] [--warmup N] [--rounds R] [--threads 1,2] [--out DIR]
+# With --rounds R (default 1) each engine runs R times in turn (ort, yolo, ort, yolo, ...) with N runs
+# each, and the table pools all R·N passes: on a machine whose speed drifts (a shared VM), both
+# engines then see the same conditions.
 # Needs the reference tools in ../shared (next to the repository) and Weights/yolov3-tiny.{cfg,weights}.
 # Environment: REF_VENV (default /tmp/yolo-reference-venv), SCRATCH (swift --scratch-path, default .build),
 #   BUILD_FLAGS (`swift build` flags for the yolo binary; default: the Makefile's CPU flags, `make cpu-flags`,
@@ -11,11 +14,12 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 shared=$(cd "$root/.." && pwd)/shared
-runs=40 warmup=5 threads=1,2 out=$root/out/compare-onnxruntime
+runs=40 warmup=5 rounds=1 threads=1,2 out=$root/out/compare-onnxruntime
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     *) echo "compare-onnxruntime: unknown argument $1" >&2; exit 2 ;;
@@ -50,30 +54,40 @@ modes=(set unset)
 [[ -n $coretype ]] || modes=(unset)
 for mode in "${modes[@]}"; do
   if [[ $mode == set ]]; then envs=(env); else envs=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE); fi
-  echo "== OPENBLAS_CORETYPE $mode${coretype:+ (environment: $coretype)}: onnxruntime, then yolo bench; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-  "${envs[@]}" "$py" "$shared/reference/onnx_reference.py" bench --model "$out/yolov3-tiny.onnx" \
-    --threads "$threads" --runs "$runs" --warmup "$warmup" --json "$out/ort-$mode.json" >/dev/null
-  "${envs[@]}" "$yolo" bench --cfg "$cfg" --weights "$weights" --names "$names" \
-    --threads "$threads" --runs "$runs" --warmup "$warmup" --format json >"$out/yolo-$mode.json"
+  echo "== OPENBLAS_CORETYPE $mode${coretype:+ (environment: $coretype)}: $rounds round(s) of onnxruntime, then yolo bench; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  for ((round = 1; round <= rounds; round++)); do
+    "${envs[@]}" "$py" "$shared/reference/onnx_reference.py" bench --model "$out/yolov3-tiny.onnx" \
+      --threads "$threads" --runs "$runs" --warmup "$warmup" --json "$out/ort-$mode-$round.json" >/dev/null
+    "${envs[@]}" "$yolo" bench --cfg "$cfg" --weights "$weights" --names "$names" \
+      --threads "$threads" --runs "$runs" --warmup "$warmup" --format json >"$out/yolo-$mode-$round.json"
+  done
 done
 
-"$py" - "$out" "$coretype" "${modes[@]}" <<'PY'
-import json, sys, os
-out, coretype, modes = sys.argv[1], sys.argv[2], sys.argv[3:]
+RUNS=$runs "$py" - "$out" "$coretype" "$rounds" "${modes[@]}" <<'PY'
+import json, sys, os, statistics
+out, coretype, rounds, modes = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+def pooled(engine, mode):
+    times, cores = {}, {}
+    for r in range(1, rounds + 1):
+        for result in json.load(open(os.path.join(out, '%s-%s-%d.json' % (engine, mode, r))))['results']:
+            times.setdefault(result['threads'], []).extend(result['times_ms'])
+            cores[result['threads']] = result.get('blas_core', '')
+    return times, cores
 print()
 print('| OPENBLAS_CORETYPE | BLAS core | threads | onnxruntime median ms (min-max) | yolo median ms (min-max) | yolo / ort | bar <= 0.9 |')
 print('|---|---|---|---|---|---|---|')
 for mode in modes:
-    ort = {r['threads']: r for r in json.load(open(os.path.join(out, 'ort-%s.json' % mode)))['results']}
-    ours = json.load(open(os.path.join(out, 'yolo-%s.json' % mode)))
-    for r in ours['results']:
-        o = ort.get(r['threads'])
-        if o is None:
+    ort, _ = pooled('ort', mode)
+    ours, cores = pooled('yolo', mode)
+    for threads in sorted(ours):
+        if threads not in ort:
             continue
-        ratio = r['median_ms'] / o['median_ms']
+        o, y = ort[threads], ours[threads]
+        ratio = statistics.median(y) / statistics.median(o)
         label = coretype if mode == 'set' else 'unset (autodetected)'
         print('| %s | %s | %d | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %.2f | %s |' % (
-            label, r['blas_core'], r['threads'], o['median_ms'], o['min_ms'], o['max_ms'],
-            r['median_ms'], r['min_ms'], r['max_ms'], ratio, 'met' if ratio <= 0.9 else 'not met'))
-print('\nJSON: %s/{ort,yolo}-*.json; load average at the end: %s' % (out, open('/proc/loadavg').read().split()[:3]))
+            label, cores[threads], threads, statistics.median(o), min(o), max(o),
+            statistics.median(y), min(y), max(y), ratio, 'met' if ratio <= 0.9 else 'not met'))
+print('\n%d round(s) x %s runs per engine and thread count, pooled. JSON: %s/{ort,yolo}-MODE-ROUND.json; load average at the end: %s'
+      % (rounds, os.environ.get('RUNS', '?'), out, open('/proc/loadavg').read().split()[:3]))
 PY

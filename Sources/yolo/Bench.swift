@@ -113,7 +113,7 @@ struct Bench: ParsableCommand {
             }
         }
         return BenchReport.Result(threads: threads, blasCore: BLAS.coreName, summary: TimingSummary(totals),
-                                  layers: layerResults, stages: layers ? try stageTimes(network, threads: threads) : nil)
+                                  times: totals, layers: layerResults, stages: layers ? try stageTimes(network, threads: threads) : nil)
     }
 
     /// Median times of the detection stages around the forward pass (preprocessing = letterbox into the

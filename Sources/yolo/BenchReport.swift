@@ -59,12 +59,14 @@ struct BenchReport: Encodable {
         var threads: Int
         var blasCore: String
         var summary: TimingSummary
+        /// Every timed pass's milliseconds, in order (so runs can be pooled across invocations).
+        var times: [Double] = []
         var layers: [Layer]?
         var stages: Stages? = nil
 
         enum CodingKeys: String, CodingKey {
             case threads, blasCore = "blas_core", runs, median = "median_ms", min = "min_ms", max = "max_ms",
-                 p90 = "p90_ms", layers, stages
+                 p90 = "p90_ms", times = "times_ms", layers, stages
         }
 
         func encode(to encoder: Encoder) throws {
@@ -76,6 +78,7 @@ struct BenchReport: Encodable {
             try c.encode(summary.min, forKey: .min)
             try c.encode(summary.max, forKey: .max)
             try c.encode(summary.p90, forKey: .p90)
+            try c.encode(times, forKey: .times)
             try c.encodeIfPresent(layers, forKey: .layers)
             try c.encodeIfPresent(stages, forKey: .stages)
         }

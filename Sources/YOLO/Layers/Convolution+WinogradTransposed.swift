@@ -3,8 +3,8 @@
 /// side (49 tiles fill 9 panels, 91 %, where one 64-tile column block would be 77 % used) and the
 /// filters on its 64-column side, read block by block from `uBlocks` as one stream. The input
 /// transform scatters each tile's α² values into Vᵀ's panels (`[ξ][tile panel][channel][6]`); the
-/// output transform works on 16 filters at a time (contiguous in Mᵀ) and writes each output value
-/// to its filter's plane. Same transforms as the 8-lane path, so the same rounding.
+/// products store Mᵀ tile by tile (`[tile][ξ][filter]`), and the output transform works on 16 filters
+/// of one tile at a time (its α² rows in one small region) and writes each value to its filter's plane. Same transforms as the 8-lane path, so the same rounding.
 
 // MARK: - Forward
 
@@ -30,7 +30,7 @@ extension Convolution {
         let blockFloats = channels * plan.paddedFilters
         Parallel.forEach(alpha2, threads: threads) { xi in
             GEMM.multiplyPanels(v + xi * plan.vPlaneStride, m: tiles, k: channels, blocks: uBlocks + xi * blockFloats,
-                                n: plan.paddedFilters, c: mm + xi * plan.mPlaneStride, ldc: plan.paddedFilters)
+                                n: plan.paddedFilters, c: mm + xi * plan.mPlaneStride, ldc: plan.mTileStride)
         }
         let output = io.output
         let filterGroups = (filters + Wide.scalarCount - 1) / Wide.scalarCount
@@ -69,14 +69,14 @@ extension Convolution {
     }
 
     /// `Aᵀ M A` plus bias and activation of one tile for the 16 filters of `filterGroup`, written to
-    /// the output planes; Mᵀ rows are `paddedFilters` apart, planes `mPlaneStride` apart.
+    /// the output planes; Mᵀ is `[tile][ξ][filter]` (tiles `mTileStride` apart, ξ `mPlaneStride`).
     @inline(__always)
     private func transformOutputFilters(_ mm: UnsafePointer<Float>, tile: Int, filterGroup: Int, plan: WinogradPlan,
                                         into output: UnsafeMutablePointer<Float>, buffer: UnsafeMutablePointer<Wide>) {
         let m = plan.transform.m
         let (height, width) = (outputShape.height, outputShape.width)
         let first = filterGroup * Wide.scalarCount
-        WinogradTransform.loadTile(m: m, mm + tile * plan.paddedFilters + first, stride: plan.mPlaneStride, into: buffer)
+        WinogradTransform.loadTile(m: m, mm + tile * plan.mTileStride + first, stride: plan.mPlaneStride, into: buffer)
         WinogradTransform.outputTile(m: m, buffer)
         let result = buffer
         let count = min(Wide.scalarCount, filters - first)

@@ -169,10 +169,17 @@ public struct WinogradPlan: Sendable {
             : inChannels * blockTiles + 16
     }
     /// The same for M's planes (`K × blockTiles`, or `tiles × paddedFilters` when `transposed`).
-    var mPlaneStride: Int { transposed ? tiles * paddedFilters + 16 : filters * blockTiles + 16 }
+    /// With `transposed`, Mᵀ is stored tile by tile instead (`[tile][ξ][filter]`, so the output
+    /// transform reads one tile's α² rows from one small region): this is then the distance from
+    /// one ξ to the next within a tile, `paddedFilters` + 16.
+    var mPlaneStride: Int { transposed ? paddedFilters + 16 : filters * blockTiles + 16 }
+    /// With `transposed`, the distance from one tile's rows of Mᵀ to the next: α² · `mPlaneStride`.
+    var mTileStride: Int { transform.alpha * transform.alpha * mPlaneStride }
 
     /// Scratch floats of one block: V (`α²` planes) then M (`α²` planes).
-    var blockScratch: Int { transform.alpha * transform.alpha * (vPlaneStride + mPlaneStride) }
+    var blockScratch: Int {
+        transform.alpha * transform.alpha * vPlaneStride + (transposed ? tiles * mTileStride : transform.alpha * transform.alpha * mPlaneStride)
+    }
 
     /// Floats of the padded input copy, rounded up to keep what follows 64-byte aligned.
     var paddedInputCount: Int { (inChannels * paddedHeight * paddedWidth + 15) / 16 * 16 }

@@ -58,10 +58,11 @@ import Testing
         #expect(error <= Self.tolerance[.winograd4]!)
     }
 
-    /// Maps cut into several tile blocks, each worker running whole blocks: 64→64 channels at 80×64
-    /// (row-vectorized transforms with the own kernel, blocks of whole tile rows) and 40→32 at 120×40
-    /// (10 tiles wide, too narrow for them, too many tiles for the transposed products: 8-lane path).
-    @Test(arguments: [(64, 80, 64, 64), (40, 120, 40, 32)], [1, 2])
+    /// Maps cut into several tile blocks: 64→64 channels at 80×64 (row-vectorized transforms with
+    /// the own kernel, two large blocks run one after another), 16→16 at 256×64 (row-vectorized, eight
+    /// blocks small enough for L2, dealt out whole to the workers) and 40→32 at 120×40 (10 tiles
+    /// wide, too narrow for them, too many tiles for the transposed products: 8-lane path).
+    @Test(arguments: [(64, 80, 64, 64), (16, 256, 64, 16), (40, 120, 40, 32)], [1, 2])
     func severalTileBlocksMatchDirectConvolution(shape: (Int, Int, Int, Int), threads: Int) {
         let (c, h, w, k) = shape
         let layer = Convolution(input: -1, inputShape: Shape(channels: c, height: h, width: w), filters: k, size: 3,
@@ -69,6 +70,7 @@ import Testing
                                 weights: FloatBuffer(LayerTestSupport.values(c * k * 9, seed: 1)),
                                 biases: FloatBuffer(LayerTestSupport.values(k, seed: 2)), algorithm: .winograd4)
         #expect((layer.winograd?.blocks ?? 0) > 1)
+        if c == 16 { #expect(layer.winograd?.dealsBlocks == true) }
         let error = Self.check(.winograd4, channels: c, height: h, width: w, filters: k, threads: threads)
         #expect(error <= Self.tolerance[.winograd4]!, "\(shape), \(threads) threads: \(error)")
     }

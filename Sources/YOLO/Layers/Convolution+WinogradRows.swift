@@ -13,11 +13,25 @@ extension Convolution {
 
     func forwardWinogradRows(_ io: LayerIO, plan: WinogradPlan) {
         let (padded, buffers, scratch) = padInput(io, plan: plan)
-        // Blocks one after another, each step split over the workers: blocks are few (4 MB each) and
-        // uneven (the last one shorter), so dealing whole blocks out would leave a worker idle.
-        for block in 0..<plan.blocks {
-            rowsBlock(block, io, plan: plan, padded: padded, buffers: buffers, scratch: scratch,
-                      threads: min(io.threads, plan.maxWorkers))
+        let workers = min(io.threads, plan.maxWorkers, plan.blocks)
+        guard plan.dealsBlocks && workers > 1 else {
+            // Few large blocks (in L3): one after another, each step split over the workers (dealing
+            // a handful of uneven blocks out whole would leave a worker idle).
+            for block in 0..<plan.blocks {
+                rowsBlock(block, io, plan: plan, padded: padded, buffers: buffers, scratch: scratch,
+                          threads: min(io.threads, plan.maxWorkers))
+            }
+            return
+        }
+        // Many blocks that fit in L2: each worker runs whole blocks in its own scratch.
+        Parallel.forRanges(workers, threads: workers) { parts in
+            for worker in parts {
+                for block in Swift.stride(from: worker, to: plan.blocks, by: workers) {
+                    rowsBlock(block, io, plan: plan, padded: padded,
+                              buffers: buffers + worker * plan.transformBufferCount,
+                              scratch: scratch + worker * plan.blockScratch, threads: 1)
+                }
+            }
         }
     }
 

@@ -34,6 +34,12 @@ public struct WinogradPlan: Sendable {
     public let rowVectorized: Bool
     /// Tile rows per block when `rowVectorized`.
     public let blockRows: Int
+    /// True when each worker runs whole blocks in its own scratch (many blocks that fit in L2);
+    /// false when blocks run one after another with each step split over the workers. The 8-lane
+    /// path always deals several blocks out.
+    public let dealsBlocks: Bool
+    /// Floats of V and M a block may hold to stay in a core's L2 (768 KB).
+    static let l2BlockFloats = 196_608
     /// The zero-padded copy of the input the tiles are read from: one cell of padding on the top
     /// and left, and enough on the bottom and right for the last tiles (`tiles · m + 2` per axis;
     /// wider when `rowVectorized`, whose loads cover whole groups of 16 tiles).
@@ -67,6 +73,7 @@ public struct WinogradPlan: Sendable {
         let alpha2 = transform.alpha * transform.alpha
         // About 768 KB of V and M per block; blocks below 64 tiles would repack U too often.
         let perTile = alpha2 * (inChannels + filters)
+        self.maxWorkers = max(1, maxWorkers)
         let rowVectorized = GEMM.usesOwnKernel && tilesX >= Self.rowTilesMinimum
         self.rowVectorized = rowVectorized
         let transposed = GEMM.usesOwnKernel && !rowVectorized && tiles <= Self.transposedTilesMaximum
@@ -75,23 +82,38 @@ public struct WinogradPlan: Sendable {
         if transposed {
             self.blockRows = tilesY
             self.blockTiles = tiles
+            self.dealsBlocks = false
         } else if rowVectorized {
-            // Up to about 4 MB of V and M per block (in L3; the products' A and B stream well), as
-            // many rows as that allows, then fewer if that wastes less of the last 64-tile column block.
-            let most = min(tilesY, max(1, 1_048_576 / (perTile * tilesX)))
             let width = tilesX
             let used = { (rows: Int) -> Double in
                 Double(rows * width) / Double((rows * width + alignment - 1) / alignment * alignment)
             }
-            let rows = (1...most).reversed().max { used($0) < used($1) - 0.02 } ?? most
-            self.blockRows = rows
-            self.blockTiles = (rows * tilesX + alignment - 1) / alignment * alignment
+            // As many rows as fit `floats` of V and M, then fewer if that wastes less of the last
+            // 64-tile column block.
+            let rowsY = tilesY
+            let best = { (floats: Int) -> Int in
+                let most = min(rowsY, max(1, floats / (perTile * width)))
+                return (1...most).reversed().max { used($0) < used($1) - 0.02 } ?? most
+            }
+            // Blocks that stay in the core's L2 (768 KB of V and M), dealt out whole to the workers,
+            // when they use the GEMM's columns well and are many; else up to 4 MB (in L3), one block
+            // after another with each step split over the workers.
+            let small = best(Self.l2BlockFloats)
+            let smallBlocks = (tilesY + small - 1) / small
+            if used(small) >= 0.75 && small * perTile * width <= Self.l2BlockFloats && smallBlocks >= 4 * max(1, maxWorkers) {
+                self.blockRows = small
+                self.dealsBlocks = true
+            } else {
+                self.blockRows = best(4 * Self.l2BlockFloats + Self.l2BlockFloats / 3)
+                self.dealsBlocks = false
+            }
+            self.blockTiles = (blockRows * tilesX + alignment - 1) / alignment * alignment
         } else {
-            let block = max(64, (192 * 1024 / perTile) / alignment * alignment)
+            let block = max(64, (Self.l2BlockFloats / perTile) / alignment * alignment)
             self.blockRows = tilesY
+            self.dealsBlocks = true
             self.blockTiles = min(block, paddedTiles)
         }
-        self.maxWorkers = max(1, maxWorkers)
         self.paddedHeight = tilesY * m + 2
         let groups = (tilesX + Self.rowLanes - 1) / Self.rowLanes
         self.paddedWidth = rowVectorized ? groups * Self.rowLanes * m + m + 2 : tilesX * m + 2
@@ -198,6 +220,6 @@ public struct WinogradPlan: Sendable {
     /// another: `rowVectorized`).
     public var scratchCount: Int {
         paddedInputCount + transformBufferCount * maxWorkers
-            + blockScratch * (blocks == 1 || rowVectorized || transposed ? 1 : maxWorkers)
+            + blockScratch * (blocks == 1 || (rowVectorized && !dealsBlocks) || transposed ? 1 : maxWorkers)
     }
 }

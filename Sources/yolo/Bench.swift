@@ -78,7 +78,9 @@ struct Bench: ParsableCommand {
     // MARK: - Measuring
 
     func measure(_ network: Network, threads: Int) throws -> BenchReport.Result {
-        let workspace = Workspace(for: network, threads: threads)
+        // Like `Detector` (and any inference engine): only the heads' outputs are kept, so layers whose
+        // outputs are no longer needed share memory and stay in cache.
+        let workspace = Workspace(for: network, threads: threads, keeping: Set(network.headIndices))
         let input = Bench.input(count: network.inputShape.count)
         var totals: [Double] = []
         var layerSamples: [[Double]] = Array(repeating: [], count: network.layers.count)

@@ -80,7 +80,7 @@ final class ForwardState: @unchecked Sendable {
 
     init(network: Network, threads: Int) {
         self.network = network
-        workspace = Workspace(for: network, threads: threads)
+        workspace = Workspace(for: network, threads: threads, keeping: Set(network.headIndices))
         input = pseudoRandom(network.inputShape.count)
     }
 

@@ -12,6 +12,10 @@ struct YOLOCommand: ParsableCommand {
     /// Parses and runs a subcommand. Every failure — a bad flag or a bad file — is one line on stderr
     /// and exit status 1 (swift-argument-parser's own usage errors would exit with 64).
     static func main() {
+        // The engine does its own threading and keeps OpenBLAS at one thread: its idle workers,
+        // started at load, would only take a core from ours.
+        BLAS.threads = 1
+        BLAS.stopWorkerThreads()
         do {
             var command = try parseAsRoot()
             try command.run()

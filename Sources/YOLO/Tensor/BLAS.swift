@@ -1,5 +1,8 @@
 import CLAPACK
 import COpenBLAS
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The engine's only door to OpenBLAS: single-precision matrix products and thread control.
 public enum BLAS {
@@ -44,6 +47,17 @@ public enum BLAS {
         guard info == 0 else { return false }
         for i in 0..<n { for j in 0..<i { a[i * n + j] = 0 } }
         return true
+    }
+
+    /// Ends OpenBLAS's worker threads, which it starts when the library loads and which spin
+    /// (`sched_yield`) for about 70 ms before they sleep: in a short process such as a one-image
+    /// `yolo detect` they take a core from the engine's own workers. OpenBLAS starts them again by
+    /// itself if a later call asks for several threads. Uses OpenBLAS's exported
+    /// `blas_thread_shutdown_` when the loaded library has it; does nothing otherwise.
+    public static func stopWorkerThreads() {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "blas_thread_shutdown_") else { return }
+        typealias Shutdown = @convention(c) () -> Int32
+        _ = unsafeBitCast(symbol, to: Shutdown.self)()
     }
 
     /// OpenBLAS's worker-thread count. Process-wide: the one piece of shared mutable state.

@@ -85,4 +85,13 @@ public enum GEMM {
         }
         #endif
     }
+
+    #if !YOLO_AVX512
+    /// Only the own kernel reads B block by block; `WinogradPlan` never chooses the transposed
+    /// products without it (see `GEMM+Kernel.swift` for the real one).
+    static func multiplyPanels(_ a: UnsafePointer<Float>, m: Int, k: Int, blocks b: UnsafePointer<Float>, n: Int,
+                               c: UnsafeMutablePointer<Float>, ldc: Int) {
+        preconditionFailure("GEMM.multiplyPanels needs the own kernel (-D YOLO_AVX512)")
+    }
+    #endif
 }

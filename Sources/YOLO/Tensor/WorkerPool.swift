@@ -9,9 +9,12 @@ import Glibc
 /// forward pass) and let the heap creep. The pool allocates nothing per region.
 ///
 /// A forward pass opens about 45 regions, a few tens of microseconds apart. Waking a sleeping
-/// thread through a condition variable takes about as long as a small region's work, so workers
-/// (and the caller, waiting for them) first spin on atomics for `spinLimit` checks (a few tens of
-/// microseconds) and only then sleep on the condition variables.
+/// thread through a condition variable takes about as long as a small region's work, and longer on
+/// a virtual machine whose idle vCPU the host has descheduled, so workers (and the caller, waiting
+/// for them) first spin on atomics for `spinLimit` checks (about 2 ms) and only then sleep on the
+/// condition variables: a worker stays awake through a whole forward pass and idles ~2 ms after it.
+/// (With a 20,000-check spin, ~20 µs, two-thread passes on this 2-vCPU VM ranged 17–59 ms instead
+/// of 12–30 ms.)
 ///
 /// One region runs at a time. A caller that finds the pool busy (another thread's region) or that is
 /// itself a pool worker (a nested region) runs its parts inline, one after another.
@@ -19,8 +22,8 @@ final class WorkerPool: @unchecked Sendable {
     /// Threads besides the caller: the machine's cores minus one.
     static let shared = WorkerPool(threads: max(0, Parallel.coreCount - 1))
 
-    /// Atomic checks before a waiting thread goes to sleep.
-    static let spinLimit = 20_000
+    /// Atomic checks before a waiting thread goes to sleep (about 2 ms).
+    static let spinLimit = 2_000_000
 
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let wake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)

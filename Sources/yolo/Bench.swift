@@ -114,8 +114,7 @@ struct Bench: ParsableCommand {
                     gflops: medians[i] > 0 ? flops[i] / (medians[i] * 1e6) : 0, algorithm: layer.algorithm)
             }
         }
-        return BenchReport.Result(threads: threads, blasCore: BLAS.coreName, summary: TimingSummary(totals),
-                                  times: totals, layers: layerResults, stages: layers ? try stageTimes(network, threads: threads) : nil)
+        return BenchReport.Result(threads: threads, blasCore: BLAS.coreName, times: totals, layers: layerResults, stages: layers ? try stageTimes(network, threads: threads) : nil)
     }
 
     /// Median times of the detection stages around the forward pass (preprocessing = letterbox into the

@@ -58,11 +58,13 @@ struct BenchReport: Encodable {
     struct Result: Encodable {
         var threads: Int
         var blasCore: String
-        var summary: TimingSummary
         /// Every timed pass's milliseconds, in order (so runs can be pooled across invocations).
-        var times: [Double] = []
+        var times: [Double]
         var layers: [Layer]?
         var stages: Stages? = nil
+
+        /// Median, min, max and p90 of `times`.
+        var summary: TimingSummary { TimingSummary(times) }
 
         enum CodingKeys: String, CodingKey {
             case threads, blasCore = "blas_core", runs, median = "median_ms", min = "min_ms", max = "max_ms",
@@ -73,11 +75,12 @@ struct BenchReport: Encodable {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(threads, forKey: .threads)
             try c.encode(blasCore, forKey: .blasCore)
-            try c.encode(summary.runs, forKey: .runs)
-            try c.encode(summary.median, forKey: .median)
-            try c.encode(summary.min, forKey: .min)
-            try c.encode(summary.max, forKey: .max)
-            try c.encode(summary.p90, forKey: .p90)
+            let s = summary
+            try c.encode(s.runs, forKey: .runs)
+            try c.encode(s.median, forKey: .median)
+            try c.encode(s.min, forKey: .min)
+            try c.encode(s.max, forKey: .max)
+            try c.encode(s.p90, forKey: .p90)
             try c.encode(times, forKey: .times)
             try c.encodeIfPresent(layers, forKey: .layers)
             try c.encodeIfPresent(stages, forKey: .stages)
@@ -113,7 +116,7 @@ struct BenchReport: Encodable {
         }
         for r in results {
             guard let layers = r.layers else { continue }
-            out += "\nper layer, \(r.threads) thread(s) (medians of \(r.summary.runs) timed passes):\n"
+            out += "\nper layer, \(r.threads) thread(s) (medians of \(r.times.count) timed passes):\n"
             out += "layer  type      output          median ms  min ms      %   GFLOP/s  algorithm\n"
             for l in layers {
                 out += String(format: "%5d  %-9@ %-13@ %9.3f %7.3f %6.1f %9.1f  %@\n", l.index, l.type as NSString,

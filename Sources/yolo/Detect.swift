@@ -79,9 +79,13 @@ struct Detect: ParsableCommand {
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
     }
 
+    /// From this many images on, a run pays for start-up work that makes each image faster: Winograd's
+    /// filter transform and the expansion of LUT codes to float32. Fewer start with the leaner setup.
+    static let manyImages = 5
+
     /// The convolution algorithm for a run over `images` images (see `--algorithm`).
     func convolutionAlgorithm(images: Int) throws -> ConvolutionAlgorithm {
-        guard let algorithm else { return images >= 5 ? .auto : .im2col }
+        guard let algorithm else { return images >= Detect.manyImages ? .auto : .im2col }
         guard let chosen = ConvolutionAlgorithm(rawValue: algorithm) else {
             throw YOLOError.invalidArgument("--algorithm must be one of \(ConvolutionAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")), got '\(algorithm)'")
         }
@@ -128,7 +132,7 @@ struct Detect: ParsableCommand {
         }
         // A few images: keeping LUT codes (no expansion, packing or filter transforms at load) starts
         // faster and smaller than it loses per image (one image: 0.12 s and 79 MB against 0.20 s and 143 MB).
-        let detector = try Detector(model: model.load(residency: files.count >= 5 ? .expanded : .codes),
+        let detector = try Detector(model: model.load(residency: files.count >= Detect.manyImages ? .expanded : .codes),
                                     algorithm: convolutionAlgorithm(images: files.count),
                                     threads: threads ?? Parallel.coreCount)
         try detector.validate(options)  // bad options fail before any image is read

@@ -63,7 +63,7 @@ import Testing
         let problem = Problem(c, activation: activation, seed: UInt64(c.m * 1000 + c.n))
         let packed = PackedMatrix(rowMajor: FloatBuffer(problem.a), rows: c.m, columns: c.k)
         var result = [Float](repeating: .nan, count: c.m * c.n)
-        var scratch = [Float](repeating: .nan, count: max(GEMM.scratchCount(k: c.k), 1))
+        var scratch = [Float](repeating: .nan, count: max(GEMM.scratchCount, 1))
         problem.b.withUnsafeBufferPointer { b in
             problem.bias.withUnsafeBufferPointer { bias in
                 GEMM.multiply(packed, rows: 0..<c.m, b: b.baseAddress!, ldb: c.n, n: c.n, c: &result, ldc: c.n,
@@ -79,7 +79,7 @@ import Testing
         let problem = Problem(c, activation: .leaky, seed: 7)
         let packed = PackedMatrix(rowMajor: FloatBuffer(problem.a), rows: c.m, columns: c.k)
         var result = [Float](repeating: -7, count: c.m * c.n)
-        var scratch = [Float](repeating: .nan, count: max(GEMM.scratchCount(k: c.k), 1))
+        var scratch = [Float](repeating: .nan, count: max(GEMM.scratchCount, 1))
         problem.bias.withUnsafeBufferPointer { bias in
             GEMM.multiply(packed, rows: start..<c.m, b: problem.b, ldb: c.n, n: c.n, c: &result, ldc: c.n,
                           bias: bias.baseAddress!, activation: .leaky, scratch: &scratch)
@@ -107,7 +107,7 @@ import Testing
             for i in 0..<c.m { layout.packRow(problem.a.withUnsafeBufferPointer { $0.baseAddress! + i * c.k }, at: i, into: target.baseAddress!) }
         }
         var plain = [Float](repeating: .nan, count: c.m * c.n)
-        var scratch = [Float](repeating: .nan, count: max(GEMM.scratchCount(k: c.k), 1))
+        var scratch = [Float](repeating: .nan, count: max(GEMM.scratchCount, 1))
         GEMM.multiply(packed: rowPacked, m: c.m, k: c.k, b: problem.b, ldb: c.n, n: c.n, c: &plain, ldc: c.n,
                       scratch: &scratch)
         // These products take no bias; adding it afterwards compares them with the exact A·B + bias.

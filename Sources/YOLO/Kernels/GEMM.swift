@@ -32,11 +32,9 @@ public enum GEMM {
     /// Row alignment work splits must keep (`panelRows` with the own kernel, else 1).
     public static var rowAlignment: Int { usesOwnKernel ? panelRows : 1 }
 
-    /// Floats of scratch one `multiply` call needs (per worker): an edge tile of C, then B's packed
-    /// blocks (at most `l2Floats`). The same for any inner dimension `k`.
-    public static func scratchCount(k: Int) -> Int {
-        usesOwnKernel ? panelRows * panelColumns + l2Floats : 0
-    }
+    /// Floats of scratch one `multiply` call needs (per worker), whatever the product's shape: an edge
+    /// tile of C, then B's packed blocks (at most `l2Floats`); none for BLAS.
+    public static var scratchCount: Int { usesOwnKernel ? panelRows * panelColumns + l2Floats : 0 }
 
     /// `C[rows, 0..<n] = A[rows] · B`, then `activation(C[r, j] + bias[r])` when `bias` is given.
     ///
@@ -47,13 +45,12 @@ public enum GEMM {
     ///   - c: row 0 of C (row `r` at `c + r·ldc`).
     ///   - padded: the caller guarantees B's and C's rows can be read and written up to `n` rounded up
     ///     to `panelColumns` (the extra columns of C get garbage); saves copying edge blocks.
-    ///   - scratch: `scratchCount(k:)` floats of this worker's own.
+    ///   - scratch: `scratchCount` floats of this worker's own.
     public static func multiply(_ a: PackedMatrix, matrix: Int = 0, rows: Range<Int>, b: UnsafePointer<Float>, ldb: Int,
                                 n: Int, c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>? = nil,
                                 activation: Activation = .linear, padded: Bool = false,
                                 scratch: UnsafeMutablePointer<Float>?) {
         precondition(rows.lowerBound >= 0 && rows.upperBound <= a.rows, "GEMM: rows \(rows) of \(a.rows)")
-        precondition(bias != nil || activation == .linear, "GEMM: an activation needs a bias")
         guard !rows.isEmpty, n > 0 else { return }
         let k = a.columns
         if usesOwnKernel { precondition(rows.lowerBound % panelRows == 0, "GEMM: rows must start on a panel") }

@@ -6,8 +6,8 @@ extension Convolution {
     var rowsPerBlock: Int { max(1, 65_536 / max(1, patchLength * outputShape.width)) }
 
     /// True when the column matrix is unfolded and multiplied a band of output rows at a time, so
-    /// it stays in cache: only worth it for small filters (few weights to repack per band) and
-    /// maps tall enough to give several bands.
+    /// it stays in cache: only worth it for small filters (the weights are read once per band, and
+    /// OpenBLAS in the portable build repacks them per band) and maps tall enough to give several bands.
     var rowBlocked: Bool {
         !isPointwise && filters * patchLength <= 65_536 && outputShape.height >= 2 * rowsPerBlock
     }

@@ -103,7 +103,7 @@ public struct Convolution: Layer {
     }
 
     /// One worker's GEMM scratch (after `columnsScratch`).
-    var gemmScratch: Int { GEMM.scratchCount(k: patchLength) }
+    var gemmScratch: Int { GEMM.scratchCount }
 
     /// Worker `worker`'s GEMM scratch within `scratch`.
     func gemmScratch(_ scratch: UnsafeMutablePointer<Float>, worker: Int) -> UnsafeMutablePointer<Float> {

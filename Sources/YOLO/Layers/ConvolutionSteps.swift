@@ -28,9 +28,6 @@ public struct ConvolutionSteps: Sendable {
     /// Floats of scratch `columns` needs.
     public var columnsCount: Int { isPointwise ? 0 : patchLength * outputShape.planeCount }
 
-    /// Floats of scratch one `GEMM.multiply` of this layer needs.
-    public var gemmScratchCount: Int { GEMM.scratchCount(k: patchLength) }
-
     /// Step 1: the column matrix of `input`, written to `scratch` unless the input serves as is.
     public func columns(_ input: UnsafePointer<Float>, scratch: UnsafeMutablePointer<Float>) -> UnsafePointer<Float> {
         guard !isPointwise else { return input }

@@ -49,7 +49,7 @@ public struct LUTConvolution: Layer {
     /// Floats of the row buffer codes are expanded into.
     var rowCount: Int { Self.rounded(steps.patchLength) }
     /// One worker's scratch: a packed block, a row, the GEMM's scratch.
-    var workerScratch: Int { blockCount + rowCount + steps.gemmScratchCount }
+    var workerScratch: Int { blockCount + rowCount + GEMM.scratchCount }
     static func rounded(_ count: Int) -> Int { (count + 15) / 16 * 16 }
 
     /// Blocks of filters are dealt out to the workers, each expanding and multiplying in its own scratch.

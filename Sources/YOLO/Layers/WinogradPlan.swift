@@ -40,6 +40,8 @@ public struct WinogradPlan: Sendable {
     public let dealsBlocks: Bool
     /// Floats of V and M a block may hold to stay in a core's L2 (768 KB).
     static let l2BlockFloats = 196_608
+    /// Floats of V and M a large block (in L3) may hold: 851,968 (3.25 MB).
+    static let l3BlockFloats = 851_968
     /// The zero-padded copy of the input the tiles are read from: one cell of padding on the top
     /// and left, and enough on the bottom and right for the last tiles (`tiles · m + 2` per axis;
     /// wider when `rowVectorized`, whose loads cover whole groups of 16 tiles).
@@ -96,7 +98,7 @@ public struct WinogradPlan: Sendable {
                 return (1...most).reversed().max { used($0) < used($1) - 0.02 } ?? most
             }
             // Blocks that stay in the core's L2 (768 KB of V and M), dealt out whole to the workers,
-            // when they use the GEMM's columns well and are many; else up to 4 MB (in L3), one block
+            // when they use the GEMM's columns well and are many; else up to 3.25 MB (in L3), one block
             // after another with each step split over the workers.
             let small = best(Self.l2BlockFloats)
             let smallBlocks = (tilesY + small - 1) / small
@@ -104,7 +106,7 @@ public struct WinogradPlan: Sendable {
                 self.blockRows = small
                 self.dealsBlocks = true
             } else {
-                self.blockRows = best(4 * Self.l2BlockFloats + Self.l2BlockFloats / 3)
+                self.blockRows = best(Self.l3BlockFloats)
                 self.dealsBlocks = false
             }
             self.blockTiles = (blockRows * tilesX + alignment - 1) / alignment * alignment

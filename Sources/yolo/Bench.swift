@@ -108,10 +108,14 @@ struct Bench: ParsableCommand {
             let sum = medians.reduce(0, +)
             layerResults = network.layers.indices.map { i in
                 let layer = network.layers[i]
+                // A layer that computes the skipped one before it (fused) is credited with both layers' work.
+                let skipped = workspace.skips(i)
+                let work = i > 0 && workspace.skips(i - 1) ? flops[i - 1] + flops[i] : flops[i]
                 return BenchReport.Layer(
                     index: i, type: Bench.typeName(layer), output: layer.outputShape.description,
                     ms: medians[i], minMs: summaries[i].min, percent: sum > 0 ? 100 * medians[i] / sum : 0,
-                    gflops: medians[i] > 0 ? flops[i] / (medians[i] * 1e6) : 0, algorithm: layer.algorithm)
+                    gflops: medians[i] > 0 && !skipped ? work / (medians[i] * 1e6) : 0,
+                    algorithm: skipped ? "fused into layer \(i + 1)" : layer.algorithm)
             }
         }
         return BenchReport.Result(threads: threads, blasCore: BLAS.coreName, times: totals, layers: layerResults, stages: layers ? try stageTimes(network, threads: threads) : nil)
@@ -152,6 +156,7 @@ struct Bench: ParsableCommand {
         switch layer {
         case is Convolution: return "conv"
         case is MaxPool: return "max"
+        case is ConvolutionMaxPool: return "conv+max"
         case is Upsample: return "upsample"
         case is Route: return "route"
         case is Shortcut: return "shortcut"

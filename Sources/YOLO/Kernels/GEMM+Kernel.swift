@@ -151,6 +151,51 @@ extension GEMM {
     static func kernel6x64(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ ldb: Int,
                            _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ accumulate: Bool,
                            _ bias: UnsafePointer<Float>?, _ mode: Int) {
+        var rowsOfB = StridedRows(row: UnsafeRawPointer(b), step: ldb * MemoryLayout<Float>.stride)
+        tile6x64(k, a, &rowsOfB, c, ldc, rows, accumulate, bias, mode)
+    }
+
+    /// `kernel6x64` whose B row `i` (64 floats, any alignment) starts at `b + offsets[i]`: a direct
+    /// convolution reads its input taps in place this way (`DirectConvolution`), with no im2col copy.
+    @inline(never)
+    static func kernel6x64(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, offsets: UnsafePointer<Int>,
+                           _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int,
+                           _ bias: UnsafePointer<Float>?, _ mode: Int) {
+        var rowsOfB = OffsetRows(base: b, offsets: offsets)
+        tile6x64(k, a, &rowsOfB, c, ldc, rows, false, bias, mode)
+    }
+
+    /// Where the kernel finds B's successive rows.
+    protocol RowsOfB {
+        /// The next row's first float (64 are read).
+        mutating func next() -> UnsafeRawPointer
+    }
+
+    /// Rows a fixed number of bytes apart.
+    struct StridedRows: RowsOfB {
+        var row: UnsafeRawPointer
+        let step: Int
+        @inline(__always) mutating func next() -> UnsafeRawPointer {
+            defer { row += step }
+            return row
+        }
+    }
+
+    /// Rows at listed offsets (in floats) from one base.
+    struct OffsetRows: RowsOfB {
+        let base: UnsafePointer<Float>
+        var offsets: UnsafePointer<Int>
+        @inline(__always) mutating func next() -> UnsafeRawPointer {
+            defer { offsets += 1 }
+            return UnsafeRawPointer(base + offsets.pointee)
+        }
+    }
+
+    /// The micro-kernel's body, specialized for each way of finding B's rows.
+    @inline(__always)
+    static func tile6x64<Rows: RowsOfB>(_ k: Int, _ a: UnsafePointer<Float>, _ rowsOfB: inout Rows,
+                                       _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ accumulate: Bool,
+                                       _ bias: UnsafePointer<Float>?, _ mode: Int) {
         @inline(__always)
         func initial(_ r: Int, _ j: Int) -> Vector {
             guard accumulate && r < rows else { return Vector() }
@@ -163,9 +208,8 @@ extension GEMM {
         var c40 = initial(4, 0), c41 = initial(4, 1), c42 = initial(4, 2), c43 = initial(4, 3)
         var c50 = initial(5, 0), c51 = initial(5, 1), c52 = initial(5, 2), c53 = initial(5, 3)
         var ap = a
-        var bp = UnsafeRawPointer(b)
-        let step = ldb * MemoryLayout<Float>.stride
         for _ in 0..<k {
+            let bp = rowsOfB.next()
             let b0 = bp.loadUnaligned(as: Vector.self)
             let b1 = bp.loadUnaligned(fromByteOffset: 64, as: Vector.self)
             let b2 = bp.loadUnaligned(fromByteOffset: 128, as: Vector.self)
@@ -183,7 +227,6 @@ extension GEMM {
             s = Vector(repeating: ap[5])
             c50.addProduct(s, b0); c51.addProduct(s, b1); c52.addProduct(s, b2); c53.addProduct(s, b3)
             ap += panelRows
-            bp += step
         }
         @inline(__always)
         func store(_ r: Int, _ v0: Vector, _ v1: Vector, _ v2: Vector, _ v3: Vector) {

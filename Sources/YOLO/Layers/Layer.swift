@@ -10,6 +10,10 @@ public struct LayerIO {
     /// Worker threads the layer may use (`Parallel`); at least 1. OpenBLAS runs single-threaded
     /// inside each worker, so a layer that calls BLAS splits its product itself.
     public var threads: Int = 1
+    /// True when the workspace skipped the layer this one can compute itself (`ConvolutionMaxPool`:
+    /// the convolution before it) because nobody reads that layer's output; the layer then computes it,
+    /// fused, from its other input.
+    public var fused = false
 
     /// The first (for most layers, the only) input.
     @inlinable public var input: UnsafePointer<Float> { inputs[0] }

@@ -64,12 +64,7 @@ public struct MaxPool: Layer {
                 let bottom = top + width
                 let row = destination + oy * outW
                 if stride == 2 {
-                    // Unit-stride output with stride-2 reads and plain selects: LLVM vectorizes this.
-                    for ox in 0..<fullColumns {
-                        let a = top[2 * ox] > top[2 * ox + 1] ? top[2 * ox] : top[2 * ox + 1]
-                        let b = bottom[2 * ox] > bottom[2 * ox + 1] ? bottom[2 * ox] : bottom[2 * ox + 1]
-                        row[ox] = a > b ? a : b
-                    }
+                    MaxPool.poolPairs(top, bottom, into: row, count: fullColumns)
                 } else {
                     for ox in 0..<fullColumns {
                         let x = ox * stride
@@ -90,6 +85,19 @@ public struct MaxPool: Layer {
                 }
                 destination[oy * outW + ox] = best
             }
+        }
+    }
+
+    /// `row[i] = max(top[2i], top[2i+1], bottom[2i], bottom[2i+1])` for `i < count`: one output row
+    /// of a 2×2 stride-2 window.
+    @inline(__always)
+    static func poolPairs(_ top: UnsafePointer<Float>, _ bottom: UnsafePointer<Float>,
+                          into row: UnsafeMutablePointer<Float>, count: Int) {
+        // Unit-stride output with stride-2 reads and plain selects: LLVM vectorizes this.
+        for ox in 0..<count {
+            let a = top[2 * ox] > top[2 * ox + 1] ? top[2 * ox] : top[2 * ox + 1]
+            let b = bottom[2 * ox] > bottom[2 * ox + 1] ? bottom[2 * ox] : bottom[2 * ox + 1]
+            row[ox] = a > b ? a : b
         }
     }
 }

@@ -61,10 +61,24 @@ public struct Network: Sendable {
                                        classes: s.classes, scaleXY: s.scaleXY))
             }
         }
+        if algorithm == .auto { Network.fuse(&layers, heads: Set(description.heads.map(\.index))) }
         self.inputShape = Shape(channels: description.inputShape.channels, height: height, width: width)
         self.layers = layers
         self.headIndices = description.heads.map(\.index)
         self.model = model
+    }
+
+    /// Replaces each max-pool that can compute the convolution before it (`ConvolutionMaxPool`) by
+    /// the fused layer, when that convolution's output has no other reader and is not a head.
+    static func fuse(_ layers: inout [any Layer], heads: Set<Int>) {
+        for index in layers.indices.dropFirst() {
+            guard let pool = layers[index] as? MaxPool, let convolution = layers[index - 1] as? Convolution,
+                  !heads.contains(index - 1),
+                  !layers.indices.contains(where: { $0 != index && layers[$0].inputs.contains(index - 1) }),
+                  let fused = ConvolutionMaxPool(pool: pool, convolution: convolution, convolutionIndex: index - 1)
+            else { continue }
+            layers[index] = fused
+        }
     }
 
     /// The YOLO head layers, in order.
@@ -75,7 +89,7 @@ public struct Network: Sendable {
     public func forward(_ input: UnsafePointer<Float>, workspace: Workspace) {
         precondition(workspace.isBuilt(for: self), "Network.forward: workspace was made for another network")
         workspace.setInput(input)
-        for index in layers.indices {
+        for index in layers.indices where !workspace.skips(index) {
             layers[index].forward(workspace.io(for: index))
         }
     }

@@ -21,6 +21,10 @@ public final class Workspace {
     private var input: UnsafePointer<Float>?
     /// Layers whose outputs survive a pass; nil: all.
     private let kept: Set<Int>?
+    /// Layers the forward pass skips: a later layer computes them, fused (`ConvolutionMaxPool`).
+    private let skipped: [Bool]
+    /// Layers that compute a skipped layer themselves (`LayerIO.fused`).
+    private let fusing: [Bool]
     /// Worker threads each layer may use during `Network.forward` (at least 1).
     public var threads: Int {
         didSet { threads = max(1, threads) }
@@ -36,7 +40,19 @@ public final class Workspace {
     public init(for network: Network, threads: Int = Parallel.coreCount, keeping: Set<Int>? = nil) {
         self.threads = max(1, threads)
         if BLAS.threads != 1 { BLAS.threads = 1 }
-        let (offsets, total) = Workspace.place(network.layers, keeping: keeping)
+        var skipped = [Bool](repeating: false, count: network.layers.count)
+        var fusing = skipped
+        if let keeping {
+            for (index, layer) in network.layers.enumerated() {
+                if let fused = layer as? ConvolutionMaxPool, !keeping.contains(fused.convolutionIndex) {
+                    skipped[fused.convolutionIndex] = true
+                    fusing[index] = true
+                }
+            }
+        }
+        self.skipped = skipped
+        self.fusing = fusing
+        let (offsets, total) = Workspace.place(network.layers, keeping: keeping, skipped: skipped)
         self.kept = keeping
         let scratchCount = network.layers.map(\.scratchCount).max() ?? 0
         // 64-byte aligned (a cache line, one AVX-512 vector): every offset below is a multiple of 16 floats.
@@ -87,8 +103,12 @@ public final class Workspace {
 
     func io(for layer: Int) -> LayerIO {
         LayerIO(inputs: UnsafeBufferPointer(start: pointerTable + tableStarts[layer], count: inputIndices[layer].count),
-                output: arena + offsets[layer], scratch: scratch, threads: threads)
+                output: arena + offsets[layer], scratch: scratch, threads: threads, fused: fusing[layer])
     }
+
+    /// True when the forward pass does not run `layer`: a later layer computes it, fused, and its
+    /// output is not kept.
+    public func skips(_ layer: Int) -> Bool { skipped[layer] }
 
     /// The output of `layer` from the last forward pass (valid until the next pass).
     /// - Precondition: the workspace keeps that layer's output (see `init(for:threads:keeping:)`).
@@ -110,8 +130,9 @@ public final class Workspace {
     /// Without `keeping`, outputs are laid end to end. With it, each output lives from its layer to its last
     /// reader (kept layers: to the end of the pass); outputs are placed largest first at the lowest offset
     /// that overlaps no output alive at the same time (a greedy interval packing).
-    static func place(_ layers: [any Layer], keeping: Set<Int>?) -> (offsets: [Int], total: Int) {
-        let sizes = layers.map { ($0.outputShape.count + 15) / 16 * 16 }
+    /// Skipped layers take no memory.
+    static func place(_ layers: [any Layer], keeping: Set<Int>?, skipped: [Bool]) -> (offsets: [Int], total: Int) {
+        let sizes = layers.indices.map { skipped[$0] ? 0 : (layers[$0].outputShape.count + 15) / 16 * 16 }
         guard let keeping else {
             var offsets: [Int] = []
             var total = 0

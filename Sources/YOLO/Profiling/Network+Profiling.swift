@@ -13,7 +13,7 @@ extension Network {
         workspace.setInput(input)
         var last = DispatchTime.now().uptimeNanoseconds
         for index in layers.indices {
-            layers[index].forward(workspace.io(for: index))
+            if !workspace.skips(index) { layers[index].forward(workspace.io(for: index)) }
             let now = DispatchTime.now().uptimeNanoseconds
             seconds[index] = Double(now - last) * 1e-9
             last = now

@@ -1,0 +1,98 @@
+import Testing
+@testable import YOLO
+
+/// The fused convolution + max-pool (`ConvolutionMaxPool`, `DirectConvolution`) against the two layers
+/// run separately on the plain path (im2col + GEMM, then `MaxPool`). Exact: the direct kernel sums the
+/// same products in the same order as the im2col product, and the pool compares the same values.
+/// Fusion needs the own GEMM kernel (`-D YOLO_AVX512`, as `make test` builds on AVX-512 CPUs).
+@Suite(.enabled(if: GEMM.usesOwnKernel, "fusion needs the own AVX-512 kernel (-D YOLO_AVX512)"))
+struct ConvolutionMaxPoolTests {
+    /// The fused layer for a `channels × height × width` input, or nil when the pair does not qualify.
+    static func layers(channels: Int, height: Int, width: Int, filters: Int, activation: Activation,
+                       convolutionChannels: Int? = nil) -> (Convolution, MaxPool, ConvolutionMaxPool?) {
+        let shape = Shape(channels: channels, height: height, width: width)
+        let convolution = Convolution(input: -1, inputShape: shape, filters: filters, size: 3, stride: 1, padding: 1,
+                                      activation: activation,
+                                      weights: FloatBuffer(LayerTestSupport.values(filters * channels * 9, seed: 7)),
+                                      biases: FloatBuffer(LayerTestSupport.values(filters, seed: 8)), algorithm: .im2col)
+        let pool = MaxPool(input: 0, inputShape: convolution.outputShape, size: 2, stride: 2, padding: 1)
+        return (convolution, pool, ConvolutionMaxPool(pool: pool, convolution: convolution, convolutionIndex: 0))
+    }
+
+    /// Runs the fused layer as a workspace that skipped the convolution would.
+    static func runFused(_ layer: ConvolutionMaxPool, input: [Float], threads: Int) -> [Float] {
+        var output = [Float](repeating: .nan, count: layer.outputShape.count)
+        let count = max(layer.scratchCount, 1)
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: count * 4, alignment: 64)
+        defer { raw.deallocate() }
+        let scratch = raw.bindMemory(to: Float.self, capacity: count)
+        scratch.initialize(repeating: .nan, count: count)   // stale scratch must not leak into the result
+        let unused = [Float](repeating: .nan, count: 1)
+        input.withUnsafeBufferPointer { source in
+            unused.withUnsafeBufferPointer { skipped in
+                output.withUnsafeMutableBufferPointer { destination in
+                    let table = [skipped.baseAddress!, source.baseAddress!]
+                    table.withUnsafeBufferPointer { inputs in
+                        layer.forward(LayerIO(inputs: inputs, output: destination.baseAddress!, scratch: scratch,
+                                              threads: threads, fused: true))
+                    }
+                }
+            }
+        }
+        return output
+    }
+
+    /// (channels, height, width, filters): one band and several (416 wide: 16-row bands, the last one
+    /// short), filters not a multiple of the kernel's 6 rows, widths not a multiple of 64, 2×2 maps.
+    @Test(arguments: [(3, 8, 8, 4), (3, 40, 416, 16), (16, 34, 50, 32), (1, 2, 2, 1), (5, 12, 130, 7), (31, 6, 10, 13)],
+          [1, 2, 3])
+    func matchesConvolutionThenPool(shape: (Int, Int, Int, Int), threads: Int) throws {
+        let (channels, height, width, filters) = shape
+        let input = LayerTestSupport.values(channels * height * width, seed: UInt32(height * width))
+        for activation in [Activation.leaky, .linear] {
+            let (convolution, pool, fused) = Self.layers(channels: channels, height: height, width: width,
+                                                         filters: filters, activation: activation)
+            let layer = try #require(fused)
+            let expected = LayerTestSupport.run(pool, input: LayerTestSupport.run(convolution, input: input, threads: 1),
+                                                threads: 1)
+            #expect(Self.runFused(layer, input: input, threads: threads) == expected, "\(shape) \(activation)")
+            // Not fused (the workspace keeps the convolution's output): a plain max-pool of input 0.
+            let convolved = LayerTestSupport.run(convolution, input: input, threads: 1)
+            #expect(LayerTestSupport.run(layer, input: convolved, threads: threads) == expected)
+        }
+    }
+
+    @Test func onlyQualifyingPairsFuse() {
+        #expect(Self.layers(channels: 16, height: 8, width: 8, filters: 8, activation: .leaky).2 != nil)
+        // 32 input channels and more: Winograd is faster there.
+        #expect(Self.layers(channels: 32, height: 8, width: 8, filters: 8, activation: .leaky).2 == nil)
+        // An odd map (the pool would read its padding) and a logistic activation (not applied in registers).
+        #expect(Self.layers(channels: 3, height: 7, width: 8, filters: 8, activation: .leaky).2 == nil)
+        #expect(Self.layers(channels: 3, height: 8, width: 8, filters: 8, activation: .logistic).2 == nil)
+        // A stride-1 pool, and a pool that does not read the convolution.
+        let (convolution, _, _) = Self.layers(channels: 3, height: 8, width: 8, filters: 4, activation: .leaky)
+        let strideOne = MaxPool(input: 0, inputShape: convolution.outputShape, size: 2, stride: 1, padding: 1)
+        #expect(ConvolutionMaxPool(pool: strideOne, convolution: convolution, convolutionIndex: 0) == nil)
+        let elsewhere = MaxPool(input: 3, inputShape: convolution.outputShape, size: 2, stride: 2, padding: 1)
+        #expect(ConvolutionMaxPool(pool: elsewhere, convolution: convolution, convolutionIndex: 0) == nil)
+    }
+
+    /// A workspace that keeps only the heads skips the fused convolutions (and gives them no memory);
+    /// one that keeps every output runs them as layers. Both give the same heads (`WorkspacePlanTests`).
+    @Test func workspaceSkipsFusedConvolutionsItDoesNotKeep() throws {
+        let description = try parse(tinyCfg())
+        let (path, _) = try writeWeights(for: description, in: TestPaths.temporaryFolder())
+        let model = Model(description: description, convolutions: try DarknetWeights.load(path, for: description), labels: [])
+        let network = try Network(model: model)
+        // Layer 2's output is also read by a route, so only layers 0 + 1 fuse.
+        #expect(network.layers[1] is ConvolutionMaxPool && network.layers[3] is MaxPool)
+        let compact = Workspace(for: network, keeping: Set(network.headIndices))
+        let full = Workspace(for: network)
+        #expect(network.layers.indices.filter { compact.skips($0) } == [0])
+        #expect(!network.layers.indices.contains { full.skips($0) })
+        let keepingFirst = Workspace(for: network, keeping: Set(network.headIndices + [0]))
+        #expect(!network.layers.indices.contains { keepingFirst.skips($0) })
+        // The plain path (`.im2col`) fuses nothing.
+        #expect(!(try Network(model: model, algorithm: .im2col)).layers.contains { $0 is ConvolutionMaxPool })
+    }
+}

@@ -22,7 +22,14 @@ struct BenchReport: Encodable {
             }
             let flags = Set((field("flags") ?? "").split(separator: " ").map(String.init))
             let wanted = ["sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni"]
-            return Machine(cpu: field("model name") ?? "unknown", simd: wanted.filter(flags.contains),
+            // The family and model numbers tell CPU generations apart that share a name (AMD EPYC on a VM:
+            // family 25 model 17 is Zen 4, family 26 is Zen 5).
+            let generation = [("cpu family", "family"), ("model\t", "model")].compactMap { key, label in
+                field(key).map { "\(label) \($0)" }
+            }
+            let name = field("model name") ?? "unknown"
+            return Machine(cpu: generation.isEmpty ? name : "\(name) (\(generation.joined(separator: " ")))",
+                           simd: wanted.filter(flags.contains),
                            blasConfig: BLAS.configuration, gemm: GEMM.kernelDescription,
                            openblasCoretype: ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"])
         }

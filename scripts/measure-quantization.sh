@@ -35,6 +35,10 @@ done
 # lut4 with the last 16 KB of its size budget spent on 8-bit codes for layer 18 (the 1x1 convolution
 # before the upsample), the best lut4 measured.
 $Y convert -o "$OUT/lut4-per-channel-calibrated-18.yolo" --quantize lut4 --lut8-layers first3,heads,18 --calibrate $CALIBRATION 2>/dev/null
+# The best lut4 measured: 6-bit codes for layers 6 and 13 paid by 6-bit heads and layer 4, and more
+# views (mirrored, 608, 704) of the same calibration photos for the deep layers' input statistics.
+$Y convert -o "$OUT/lut4-best.yolo" --quantize lut4 --lut6-layers 4,6,13,heads \
+  --calibration-views mirror,608,608-mirror,704,704-mirror --calibrate $CALIBRATION 2>/dev/null
 $Y convert -o "$OUT/lut8-calibrated-again.yolo" --calibrate $CALIBRATION 2>/dev/null
 cmp "$OUT/lut8-per-channel-calibrated.yolo" "$OUT/lut8-calibrated-again.yolo" && echo "converting twice with calibration: byte-identical"
 
@@ -60,6 +64,8 @@ for q in lut8 lut6 lut4; do
 done
 echo "-- lut4 per-channel-calibrated, layer 18 in lut8"
 $Y compare "$OUT/float.yolo" "$OUT/lut4-per-channel-calibrated-18.yolo" $RAW $IMAGES | grep -E "^(raw heads|detections|unmatched)"
+echo "-- lut4 best (4, 6, 13 and heads in lut6; calibration views mirror,608,608-mirror,704,704-mirror)"
+$Y compare "$OUT/float.yolo" "$OUT/lut4-best.yolo" $RAW $IMAGES | grep -E "^(raw heads|detections|unmatched)"
 
 echo "== COCO mAP of the default (calibrated lut8) model on coco-val2017-dev (OpenCV: fit 0.1489 / 0.2689, fill 0.1705 / 0.2936)"
 for scale in fit fill; do

@@ -22,7 +22,11 @@ struct Convert: ParsableCommand {
             energy), refits each channel's scale for that output error, then corrects the biases. `make model` \
             calibrates the default model on Weights/calibration (Weights/CALIBRATION.md). Float detections kept \
             (photos + coco-val2017-dev, 170; docs/QUANTIZATION.md): lut8 97.6% -> 99.4% (IoU >= 0.9), \
-            lut6 94.1% -> 96.5% (0.85), lut4 78.2% -> 84.7% (0.8).
+            lut6 94.1% -> 96.5% (0.85), lut4 78.2% -> 84.7% (0.8). \
+            --calibration-views adds mirrored and larger letterboxed views of each calibration image (more \
+            positions for the deep layers' statistics); --lut6-layers spends bytes on 6-bit codes. Best lut4 \
+            (4,599,040 bytes): --lut6-layers 4,6,13,heads --calibration-views mirror,608,608-mirror,704,704-mirror, \
+            91.2% (0.8).
             """)
 
     @OptionGroup var model: ModelOptions
@@ -48,8 +52,14 @@ struct Convert: ParsableCommand {
     @Option(name: .customLong("lut8-layers"), help: "Convolutions given 8-bit codes whatever --quantize says: none, or a list as for --keep-float (default: heads for lut6 and lut4, none for lut8).")
     var lut8Layers: String?
 
+    @Option(name: .customLong("lut6-layers"), help: "Convolutions given 6-bit codes whatever --quantize says (before --lut8-layers, which they override): none, or a list as for --keep-float (default none).")
+    var lut6Layers: String = "none"
+
     @Option(parsing: .upToNextOption, help: "Calibration images or .npy input blobs (never the evaluation images): their mean activations let the biases absorb the mean output shift of quantized weights, and their input correlations steer the choice of codes (GPTQ-style error feedback).")
     var calibrate: [String] = []
+
+    @Option(name: .customLong("calibration-views"), help: "More views of each calibration image (not of .npy blobs): none, or a comma-separated list of mirror (left-right), N (letterboxed to NxN, N a multiple of 32) and N-mirror. Each view is one more calibration input.")
+    var calibrationViews: String = "none"
 
     @Option(parsing: .upToNextOption, help: "After converting, compare float and converted detections on these images.")
     var report: [String] = []
@@ -81,11 +91,13 @@ struct Convert: ParsableCommand {
         settings.refineRounds = refineRounds
         settings.keepFloat = try FloatLayerSelector.parseList(keepFloat)
         settings.eightBit = try lut8Layers.map(FloatLayerSelector.parseList) ?? ConversionSettings.defaultEightBit(for: settings.type)
+        settings.sixBit = try FloatLayerSelector.parseList(lut6Layers)
         return settings
     }
 
     func validate() throws {
         _ = try settings()
+        _ = try CalibrationView.parseList(calibrationViews)
         if let matchIoU, !(matchIoU > 0 && matchIoU <= 1) {
             throw YOLOError.invalidArgument("--match-iou must be in (0, 1]; got \(matchIoU)")
         }
@@ -96,9 +108,11 @@ struct Convert: ParsableCommand {
         let start = ContinuousClock.now
         let float = try model.load(convertedDefault: false)
         printError("loaded \(model.cfg ?? Defaults.cfg): \(float.convolutions.count) convolutions")
-        let inputs = try calibrate.map { try NetworkInput.load($0, for: float) }
+        let views = try CalibrationView.parseList(calibrationViews)
+        let inputs = try calibrate.flatMap { try NetworkInput.calibrationInputs($0, for: float, views: views) }
         let converted = try ModelConverter.convert(float, settings: settings, calibration: inputs, progress: printError)
-        try ModelFile.write(converted, to: output, note: settings.summary + (calibrate.isEmpty ? "" : ", bias correction on \(calibrate.count) inputs"))
+        let viewNote = views.isEmpty ? "" : " (views " + views.map(\.description).joined(separator: ",") + ")"
+        try ModelFile.write(converted, to: output, note: settings.summary + (calibrate.isEmpty ? "" : ", bias correction on \(calibrate.count) inputs" + viewNote))
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
         print(String(format: "%@: %d bytes (%.3f MB), %@, converted in %.2f s", output, bytes, Double(bytes) / 1e6,
                      settings.summary, (ContinuousClock.now - start).seconds))

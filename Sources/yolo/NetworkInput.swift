@@ -8,4 +8,11 @@ enum NetworkInput {
         if path.hasSuffix(".npy") { return try Tensor.readNumPy(path) }
         return try ModelConverter.calibrationInput(Image(contentsOf: path), for: model)
     }
+
+    /// Calibration inputs from one file: a `.npy` blob as it is; an image letterboxed, then once per
+    /// extra view (`CalibrationView`).
+    static func calibrationInputs(_ path: String, for model: Model, views: [CalibrationView]) throws -> [Tensor] {
+        if path.hasSuffix(".npy") || views.isEmpty { return [try load(path, for: model)] }
+        return try ModelConverter.calibrationInputs(Image(contentsOf: path), for: model, views: views)
+    }
 }

@@ -25,6 +25,18 @@ enum CalibrationSet {
     static let lut6 = converted(.lut6)
     static let lut4 = converted(.lut4)
 
+    /// The lut4 conversion that meets issue 4's lut4 bar (docs/QUANTIZATION.md), as `yolo convert
+    /// --quantize lut4 --lut8-layers first3,heads --lut6-layers 4,6,13,heads --calibration-views
+    /// mirror,608,608-mirror,704,704-mirror --calibrate Weights/calibration/*` makes it.
+    static let lut4Best: Model? = {
+        guard let model = TinyYOLO.model, isPresent else { return nil }
+        let views = try? CalibrationView.parseList("mirror,608,608-mirror,704,704-mirror")
+        guard let views, let inputs = try? paths.flatMap({ try ModelConverter.calibrationInputs(Image(contentsOf: $0), for: model, views: views) })
+        else { return nil }
+        let settings = ConversionSettings(type: .lut4, eightBit: [.leading(3), .heads], sixBit: [.layer(4), .layer(6), .layer(13), .heads])
+        return try? ModelConverter.convert(model, settings: settings, calibration: inputs)
+    }()
+
     static func converted(_ type: LUTType) -> Model? {
         guard let model = TinyYOLO.model, let inputs else { return nil }
         let settings = ConversionSettings(type: type, eightBit: ConversionSettings.defaultEightBit(for: type))
@@ -99,7 +111,8 @@ struct CalibratedConversionTests {
 
 /// Issue 4's agreement bars on ../shared/data/photos + coco-val2017-dev (170 float detections),
 /// default thresholds, per-channel tables, calibrated as `make model` does. The lut4 bar (90% at
-/// IoU 0.8) is not met (84.7% measured, 87.6% with layer 18 in lut8; docs/QUANTIZATION.md) and is therefore not asserted here.
+/// IoU 0.8, ≤ 4.6 MB) is met only by `CalibrationSet.lut4Best` (6-bit layers 4, 6, 13 and the heads,
+/// more calibration views; 91.2% measured), not by the default lut4 conversion (84.7%; docs/QUANTIZATION.md).
 @Suite(.serialized, .enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)"), .enabled(if: CalibrationSet.isPresent, CalibrationSet.absent),
        .enabled(if: TestPaths.hasShared, "\(Skip.noShared)"))
 struct CalibratedAgreementTests {
@@ -113,6 +126,14 @@ struct CalibratedAgreementTests {
         let agreement = try CalibrationSet.agreement(try #require(CalibrationSet.lut6), images: CalibrationSet.evaluationImages, iou: 0.85)
         #expect(agreement.referenceCount == 170)
         #expect(agreement.matchRate >= 0.95, "\(agreement.summary)")
+    }
+
+    @Test func lut4BestKeepsAtLeast90PercentAtIoU08WithinTheSizeBar() throws {
+        let model = try #require(CalibrationSet.lut4Best)
+        #expect(try CalibrationSet.bytes(of: model).count <= 4_600_000)
+        let agreement = try CalibrationSet.agreement(model, images: CalibrationSet.evaluationImages, iou: 0.8)
+        #expect(agreement.referenceCount == 170)
+        #expect(agreement.matchRate >= 0.90, "\(agreement.summary)")
     }
 
     /// Issue 6's lut8 bar: `yolo eval` of the default (calibrated lut8) model on coco-val2017-dev within

@@ -9,12 +9,32 @@ extension ModelConverter {
     ///
     /// - Throws: `YOLOError` when the image cannot be placed (e.g. zero-sized).
     public static func calibrationInput(_ image: Image, for model: Model) throws -> Tensor {
+        try calibrationInput(image, shape: model.description.inputShape)
+    }
+
+    /// The inputs `image` gives for calibrating `model`: the plain letterboxed input first, then one per
+    /// view in `views` order (`CalibrationView`). Deterministic.
+    ///
+    /// - Throws: `YOLOError` when the image cannot be placed.
+    public static func calibrationInputs(_ image: Image, for model: Model, views: [CalibrationView]) throws -> [Tensor] {
         let shape = model.description.inputShape
+        return try [calibrationInput(image, shape: shape)] + views.map { view in
+            var viewShape = shape
+            if let size = view.size { (viewShape.width, viewShape.height) = (size, size) }
+            return try calibrationInput(image, shape: viewShape, mirrored: view.mirrored)
+        }
+    }
+
+    /// `image` letterboxed to `shape` (any network input size), optionally mirrored left-right.
+    public static func calibrationInput(_ image: Image, shape: Shape, mirrored: Bool = false) throws -> Tensor {
         let crop = try Geometry.region(of: .unit, width: image.width, height: image.height)
         let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: .scaleFit,
                                  networkWidth: shape.width, networkHeight: shape.height)
         var values = [Float](repeating: 0, count: shape.count)
         values.withUnsafeMutableBufferPointer { Geometry.makeInput(image, plan: plan, into: $0.baseAddress!) }
+        if mirrored {
+            for row in 0..<(shape.channels * shape.height) { values[(row * shape.width)..<((row + 1) * shape.width)].reverse() }
+        }
         return Tensor(shape: shape, values: values)
     }
 
@@ -38,5 +58,52 @@ extension ModelConverter {
         converted = BiasCorrection.correct(converted, reference: model, tapMeans: try BiasCorrection.tapMeans(model: model, inputs: inputs))
         progress("biases corrected with the mean activations of \(inputs.count) calibration inputs")
         return converted
+    }
+}
+
+/// One more view of a calibration image (`yolo convert --calibration-views`): the image letterboxed to
+/// another square input size and/or mirrored left-right, as the network meets objects at other scales
+/// and orientations. Deep layers see few positions per image (13×13 at the 416 input) against
+/// thousands of input taps, so ten images leave their input statistics rank-deficient and code choices
+/// fitted to them generalize poorly; more views of the same licensed images give more positions.
+public struct CalibrationView: Sendable, Hashable, CustomStringConvertible {
+    /// The square input size (a multiple of 32), or nil for the model's own.
+    public var size: Int?
+    public var mirrored: Bool
+
+    public init(size: Int?, mirrored: Bool) {
+        self.size = size
+        self.mirrored = mirrored
+    }
+
+    /// Parses `mirror`, `N` or `N-mirror` (N a multiple of 32 from 32 to 2048).
+    public init?(token: String) {
+        let mirrored = token == "mirror" || token.hasSuffix("-mirror")
+        if token == "mirror" {
+            self.init(size: nil, mirrored: true)
+            return
+        }
+        guard let size = Int(mirrored ? String(token.dropLast(7)) : token), size >= 32, size <= 2048, size % 32 == 0 else { return nil }
+        self.init(size: size, mirrored: mirrored)
+    }
+
+    public var description: String {
+        switch (size, mirrored) {
+        case (nil, true): return "mirror"
+        case (nil, false): return "plain"
+        case (let size?, true): return "\(size)-mirror"
+        case (let size?, false): return "\(size)"
+        }
+    }
+
+    /// Parses a comma-separated list (`none` for no extra view).
+    public static func parseList(_ text: String) throws -> [CalibrationView] {
+        if text == "none" { return [] }
+        return try text.split(separator: ",", omittingEmptySubsequences: false).map { token in
+            guard let view = CalibrationView(token: String(token)) else {
+                throw YOLOError.invalidArgument("--calibration-views takes 'none' or a comma-separated list of mirror, N and N-mirror (N a multiple of 32, 32...2048); got '\(token)'")
+            }
+            return view
+        }
     }
 }

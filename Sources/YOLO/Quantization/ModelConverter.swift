@@ -61,12 +61,15 @@ public struct ConversionSettings: Sendable {
     public var keepFloat: [FloatLayerSelector] = [.first]
     /// Convolutions quantized with 8-bit codes whatever `type` is (unless kept float).
     public var eightBit: [FloatLayerSelector] = []
+    /// Convolutions quantized with 6-bit codes whatever `type` is (unless kept float); they take
+    /// precedence over `eightBit`.
+    public var sixBit: [FloatLayerSelector] = []
     /// Rounds of least-squares refinement of k-means fits (`LUTRefinement`); 0 keeps the first fit.
     public var refineRounds = LUTRefinement().maxRounds
 
     public init(type: LUTType? = .lut8, granularity: LUTGranularity = .perChannel, method: LUTMethod = .kmeans,
                 keepFloat: [FloatLayerSelector] = [.first], eightBit: [FloatLayerSelector] = [],
-                refineRounds: Int = LUTRefinement().maxRounds) {
+                sixBit: [FloatLayerSelector] = [], refineRounds: Int = LUTRefinement().maxRounds) {
         precondition(refineRounds >= 0, "ConversionSettings: negative refine rounds")
         self.refineRounds = refineRounds
         self.type = type
@@ -74,6 +77,7 @@ public struct ConversionSettings: Sendable {
         self.method = method
         self.keepFloat = keepFloat
         self.eightBit = eightBit
+        self.sixBit = sixBit
     }
 
     /// The default 8-bit layers for a type: for lut6 and lut4, the heads (they turn features
@@ -92,8 +96,9 @@ public struct ConversionSettings: Sendable {
         guard let type else { return "quantize none" }
         let kept = keepFloat.isEmpty ? "none" : keepFloat.map(\.description).joined(separator: ",")
         let eight = eightBit.isEmpty || type == .lut8 ? "" : ", lut8 layers " + eightBit.map(\.description).joined(separator: ",")
+        let six = sixBit.isEmpty || type == .lut6 ? "" : ", lut6 layers " + sixBit.map(\.description).joined(separator: ",")
         let refine = method == .kmeans ? ", refine \(refineRounds)" : ""
-        return "quantize \(type), tables \(granularity), method \(method.rawValue)\(refine), keep-float \(kept)" + eight
+        return "quantize \(type), tables \(granularity), method \(method.rawValue)\(refine), keep-float \(kept)" + eight + six
     }
 }
 
@@ -138,8 +143,9 @@ public enum ModelConverter {
         let kept = Set(try floatLayers(settings.keepFloat, in: model.description))
         var result = model
         let eightBit = Set(try floatLayers(settings.eightBit, in: model.description))
+        let sixBit = Set(try floatLayers(settings.sixBit, in: model.description))
         for index in model.convolutions.keys.sorted() where !kept.contains(index) {
-            let layerType = eightBit.contains(index) ? LUTType.lut8 : type
+            let layerType = sixBit.contains(index) ? LUTType.lut6 : eightBit.contains(index) ? LUTType.lut8 : type
             let quantizer = LUTQuantizer(type: layerType, granularity: settings.granularity, method: settings.method,
                                          refinement: LUTRefinement(maxRounds: settings.refineRounds))
             let parameters = model.convolutions[index]!

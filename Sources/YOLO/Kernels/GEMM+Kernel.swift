@@ -46,13 +46,7 @@ extension GEMM {
             let chunk = k * sweep <= GEMM.l2Floats ? k : max(16, GEMM.l2Floats / 2 / sweep / 16 * 16)
             let tile = scratch
             let packedB = scratch.map { $0 + panelRows * panelColumns }
-            let finalMode: Int
-            switch (bias == nil, activation) {
-            case (true, _): finalMode = 0
-            case (false, .leaky): finalMode = 2
-            case (false, .relu): finalMode = 3
-            case (false, .linear), (false, .logistic): finalMode = 1
-            }
+            let finalMode = GEMM.finishMode(hasBias: bias != nil, activation: activation)
             /// Copies block `block` of B's rows `ks` to `target` (`ks.count × 64`, zero-padded).
             func pack(_ block: Int, _ ks: Range<Int>, into target: UnsafeMutablePointer<Float>) {
                 let column = block * panelColumns
@@ -132,6 +126,17 @@ extension GEMM {
     }
 
     // MARK: - Kernel
+
+    /// The kernel's `mode` for a product's last store (see `finish`): 0 without a bias; with one, 2 for
+    /// leaky, 3 for relu, 1 otherwise (logistic is applied by the caller after the store).
+    static func finishMode(hasBias: Bool, activation: Activation) -> Int {
+        guard hasBias else { return 0 }
+        switch activation {
+        case .leaky: return 2
+        case .relu: return 3
+        case .linear, .logistic: return 1
+        }
+    }
 
     /// Bias and activation of one stored vector: mode 0 none, 1 bias, 2 bias + leaky, 3 bias + relu.
     @inline(__always)

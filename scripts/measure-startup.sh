@@ -6,7 +6,7 @@
 # Usage: scripts/measure-startup.sh [--runs N]   (default 7; prints median (min-max) seconds and MiB)
 # Needs `make model` (default model) and, for the onnxruntime row and the large JPEG, the reference
 # tools in ../shared (venv at $REF_VENV, default /tmp/yolo-reference-venv, made by
-# scripts/compare-onnxruntime.sh or ../shared/reference/setup.sh).
+# scripts/compare-engines.sh or ../shared/reference/setup.sh).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -51,7 +51,7 @@ if [[ -x $py ]]; then
   [[ -f $big ]] || "$py" -c "import cv2, sys; i = cv2.imread('Samples/astronaut.png'); cv2.imwrite(sys.argv[1], cv2.resize(i, (4000, 3000), interpolation=cv2.INTER_CUBIC), [cv2.IMWRITE_JPEG_QUALITY, 90])" "$big"
   measure "yolo detect 4000x3000 JPEG (DCT-scaled decode, default)" "$yolo" detect "$big"
   measure "same, --full-decode" "$yolo" detect "$big" --full-decode
-  onnx=$root/out/compare-onnxruntime/yolov3-tiny.onnx
+  onnx=$root/out/compare-engines/yolov3-tiny.onnx
   if [[ -f $onnx ]]; then
     measure "onnxruntime Python process: load the model, one forward pass (no decode, no NMS)" "$py" -c "
 import numpy as np, onnxruntime as ort
@@ -59,7 +59,7 @@ s = ort.InferenceSession('$onnx', providers=['CPUExecutionProvider'])
 i = s.get_inputs()[0]
 s.run(None, {i.name: np.random.rand(1, 3, 416, 416).astype(np.float32)})"
   else
-    echo "(no $onnx: run scripts/compare-onnxruntime.sh first for the onnxruntime row)"
+    echo "(no $onnx: run scripts/compare-engines.sh first for the onnxruntime row)"
   fi
 else
   echo "(no reference venv at $venv: large-JPEG and onnxruntime rows skipped)"

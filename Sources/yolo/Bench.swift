@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import YOLO
 
-struct Bench: ParsableCommand {
+struct Bench: ParsableCommand, KernelSelecting {
     static let configuration = CommandConfiguration(
         abstract: "Time the forward pass: whole network, and with --layers layer by layer.",
         discussion: """
@@ -13,6 +13,7 @@ struct Bench: ParsableCommand {
             """)
 
     @OptionGroup var model: ModelOptions
+    @OptionGroup var kernelOptions: KernelOptions
 
     @Option(help: "Network input size WxH (default: the cfg's).")
     var size: String?

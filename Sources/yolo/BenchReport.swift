@@ -10,6 +10,9 @@ struct BenchReport: Encodable {
         var blasConfig: String
         /// What runs the convolutions' products (`GEMM.kernelDescription`).
         var gemm: String
+        /// The kernel family that ran (`avx512`, `avx2`, `portable`) and why it was chosen.
+        var kernel: String
+        var kernelReason: String
         /// `OPENBLAS_CORETYPE` as set in the environment, nil when unset (OpenBLAS autodetects).
         var openblasCoretype: String?
 
@@ -31,6 +34,7 @@ struct BenchReport: Encodable {
             return Machine(cpu: generation.isEmpty ? name : "\(name) (\(generation.joined(separator: " ")))",
                            simd: wanted.filter(flags.contains),
                            blasConfig: BLAS.configuration, gemm: GEMM.kernelDescription,
+                           kernel: KernelFamily.active.name.rawValue, kernelReason: KernelFamily.reason,
                            openblasCoretype: ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"])
         }
     }
@@ -107,7 +111,7 @@ struct BenchReport: Encodable {
         """
         model \(model) at \(size), convolution algorithm \(algorithm), warm-up \(warmup)
         CPU \(machine.cpu); CPU SIMD \(machine.simd.joined(separator: " "))
-        GEMM \(machine.gemm)
+        kernel family \(machine.gemm); chosen: \(machine.kernelReason)
         BLAS \(machine.blasConfig); core \(results.first?.blasCore ?? BLAS.coreName); \
         OPENBLAS_CORETYPE \(machine.openblasCoretype.map { "=\($0)" } ?? "unset (autodetected)")
 

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import YOLO
 
-struct Detect: ParsableCommand {
+struct Detect: ParsableCommand, KernelSelecting {
     static let configuration = CommandConfiguration(
         abstract: "Detect objects in images and folders of images.",
         discussion: """
@@ -16,6 +16,7 @@ struct Detect: ParsableCommand {
     var paths: [String] = []
 
     @OptionGroup var model: ModelOptions
+    @OptionGroup var kernelOptions: KernelOptions
 
     @Option(help: "Confidence threshold: objectness × class probability must exceed it.")
     var conf: Float = 0.25

@@ -3,7 +3,7 @@ import Foundation
 import YOLO
 
 /// `yolo eval`: COCO mAP of a results file, or of the model run over an annotated image set.
-struct Eval: ParsableCommand {
+struct Eval: ParsableCommand, KernelSelecting {
     static let configuration = CommandConfiguration(
         abstract: "Score detections against COCO annotations: the 12 mAP/mAR figures, computed as pycocotools does.",
         discussion: """
@@ -26,6 +26,7 @@ struct Eval: ParsableCommand {
     var images: String?
 
     @OptionGroup var model: ModelOptions
+    @OptionGroup var kernelOptions: KernelOptions
 
     @Option(help: "Confidence threshold for the model's detections (mAP wants a low one).")
     var conf: Float = 0.005

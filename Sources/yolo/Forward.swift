@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import YOLO
 
-struct Forward: ParsableCommand {
+struct Forward: ParsableCommand, KernelSelecting {
     static let configuration = CommandConfiguration(
         abstract: "Run the network on a .npy input blob or an image and write raw layer outputs as .npy files.",
         discussion: """
@@ -14,6 +14,7 @@ struct Forward: ParsableCommand {
             """)
 
     @OptionGroup var model: ModelOptions
+    @OptionGroup var kernelOptions: KernelOptions
 
     @Option(help: "Input: a .npy blob (float32, 1xCxHxW) or an image file.")
     var input: String

@@ -27,6 +27,12 @@ struct Info: ParsableCommand {
             _ = try DarknetWeights.load(weights, for: description)
         }
         print(LayerTable(description: description, geometry: geometry).render())
+        printKernel()
+    }
+
+    /// Which kernel family would run this model here, and why.
+    func printKernel() {
+        print("kernel family: \(KernelFamily.active) (\(KernelFamily.reason))")
     }
 
     /// The layer table of a .yolo file, then how each convolution's weights are stored.
@@ -48,6 +54,7 @@ struct Info: ParsableCommand {
         }
         let fileBytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         print("\(path): \(fileBytes) bytes, parameters \(total) bytes, \(loaded.labels.count) labels, loaded and verified in \(elapsed.formattedMilliseconds)")
+        printKernel()
     }
 }
 

@@ -18,6 +18,13 @@ struct YOLOCommand: ParsableCommand {
         BLAS.stopWorkerThreads()
         do {
             var command = try parseAsRoot()
+            // The kernel family is chosen before anything is built: `--kernel`, else YOLO_KERNEL, else
+            // the best this CPU supports; one the CPU lacks is a one-line error.
+            if let kernel = (command as? KernelSelecting)?.kernelOptions.kernel {
+                try KernelFamily.select(kernel, source: "--kernel")
+            } else if let kernel = ProcessInfo.processInfo.environment["YOLO_KERNEL"] {
+                try KernelFamily.select(kernel, source: "YOLO_KERNEL")
+            }
             try command.run()
         } catch let error as YOLOError {
             fail("\(error)")
@@ -37,6 +44,17 @@ struct YOLOCommand: ParsableCommand {
         FileHandle.standardError.write(Data("yolo: error: \(message)\n".utf8))
         Foundation.exit(1)
     }
+}
+
+/// `--kernel`, for the commands that run the network (bench, detect, eval, forward).
+struct KernelOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Kernel family: auto (the best this CPU supports), avx512, avx2 or portable (OpenBLAS). Overrides the YOLO_KERNEL environment variable.", valueName: "family"))
+    var kernel: String?
+}
+
+/// A command whose network runs on a kernel family the user may choose.
+protocol KernelSelecting {
+    var kernelOptions: KernelOptions { get }
 }
 
 /// Options naming a darknet model; every command that loads a model takes them.

@@ -5,9 +5,9 @@ import Testing
 /// Bad input through the `yolo` command: one line on stderr naming the file and the problem, exit status 1.
 @Suite struct CLIErrorTests {
     /// Runs `yolo` and checks the failure contract.
-    func expectFailure(_ arguments: [String], mentioning fragments: [String],
+    func expectFailure(_ arguments: [String], mentioning fragments: [String], environment: [String: String] = [:],
                        sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let result = try runYOLO(arguments)
+        let result = try runYOLO(arguments, environment: environment)
         #expect(result.status == 1, "status \(result.status) for \(arguments)", sourceLocation: sourceLocation)
         let lines = result.stderr.split(whereSeparator: \.isNewline)
         #expect(lines.count == 1, "stderr: \(result.stderr)", sourceLocation: sourceLocation)
@@ -75,6 +75,22 @@ import Testing
         try Tensor(zeros: Shape(channels: 1, height: 64, width: 64)).writeNumPy(gray)
         try expectFailure(["forward", "--cfg", files.cfg, "--weights", files.weights, "--input", gray, "--out", files.folder],
                           mentioning: ["expects 3 input channels", "has 1"])
+    }
+
+    /// A kernel family that is unknown, or that this CPU cannot run, is a one-line error naming what is
+    /// missing (never a crash: nothing compiled for that ISA runs); the check covers --kernel and
+    /// YOLO_KERNEL, for every command that runs the network.
+    @Test func unusableKernelFamilies() throws {
+        let files = try TinyFiles()
+        let model = ["--cfg", files.cfg, "--weights", files.weights]
+        try expectFailure(["bench"] + model + ["--kernel", "neon", "--runs", "1"], mentioning: ["--kernel", "unknown kernel family 'neon'"])
+        try expectFailure(["info", files.cfg], mentioning: ["YOLO_KERNEL", "unknown kernel family 'fast'"],
+                          environment: ["YOLO_KERNEL": "fast"])
+        guard let lacking = KernelFamily.all.first(where: { !$0.isSupported() }) else { return }  // this CPU runs every family
+        let name = lacking.name.rawValue
+        try expectFailure(["bench"] + model + ["--kernel", name, "--runs", "1"], mentioning: ["cannot run the \(name) kernel family", "missing: "])
+        try expectFailure(["forward"] + model + ["--input", files.input, "--out", files.folder], mentioning: ["YOLO_KERNEL: this CPU cannot run the \(name)"],
+                          environment: ["YOLO_KERNEL": name])
     }
 
     @Test func badFlags() throws {

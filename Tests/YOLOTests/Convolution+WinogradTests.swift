@@ -59,10 +59,10 @@ import Testing
     }
 
     /// Maps cut into several tile blocks: 64→64 channels at 80×64 (row-vectorized transforms with
-    /// the own kernel, two large blocks run one after another), 16→16 at 256×64 (row-vectorized, eight
-    /// blocks small enough for L2, dealt out whole to the workers) and 40→32 at 120×40 (10 tiles
+    /// the own kernel, two large blocks run one after another), 16→16 at 320×64 (row-vectorized, eight or
+    /// more blocks small enough for L2 with 16- or 64-column tiles, dealt out whole to the workers) and 40→32 at 120×40 (10 tiles
     /// wide, too narrow for them, too many tiles for the transposed products: 8-lane path).
-    @Test(arguments: [(64, 80, 64, 64), (16, 256, 64, 16), (40, 120, 40, 32)], [1, 2])
+    @Test(arguments: [(64, 80, 64, 64), (16, 320, 64, 16), (40, 120, 40, 32)], [1, 2])
     func severalTileBlocksMatchDirectConvolution(shape: (Int, Int, Int, Int), threads: Int) {
         let (c, h, w, k) = shape
         let layer = Convolution(input: -1, inputShape: Shape(channels: c, height: h, width: w), filters: k, size: 3,
@@ -82,10 +82,10 @@ import Testing
                         weights: FloatBuffer(LayerTestSupport.values(16 * 8 * 9, seed: 1)),
                         biases: FloatBuffer(LayerTestSupport.values(8, seed: 2)), algorithm: .winograd4).winograd
         }
-        #expect(plan(width: 52)?.rowVectorized == GEMM.usesOwnKernel)
+        #expect(plan(width: 52)?.rowVectorized == KernelFamily.active.has(.winogradRows))
         #expect(plan(width: 26)?.rowVectorized == false)
         // Narrow, small maps (≤ 256 tiles) take the transposed products; the shape table covers them.
-        #expect(plan(width: 26)?.transposed == GEMM.usesOwnKernel)
+        #expect(plan(width: 26)?.transposed == KernelFamily.active.has(.winogradTransposed))
     }
 
     @Test func winogradFallsBackWhereItDoesNotApply() {

@@ -4,8 +4,10 @@ import Testing
 /// The fused convolution + max-pool (`ConvolutionMaxPool`, `DirectConvolution`) against the two layers
 /// run separately on the plain path (im2col + GEMM, then `MaxPool`). Exact: the direct kernel sums the
 /// same products in the same order as the im2col product, and the pool compares the same values.
-/// Fusion needs the own GEMM kernel (`-D YOLO_AVX512`, as `make test` builds on AVX-512 CPUs).
-@Suite(.enabled(if: GEMM.usesOwnKernel, "fusion needs the own AVX-512 kernel (-D YOLO_AVX512)"))
+/// Fusion is a fast path of the AVX2 and AVX-512 kernel families (CI runs the suite once per family the
+/// machine supports, `YOLO_KERNEL=...`); the portable family has no direct convolution.
+@Suite(.enabled(if: KernelFamily.active.has(.directConvolutionMaxPool),
+                "the \(KernelFamily.active.name) kernel family has no fused convolution + max-pool"))
 struct ConvolutionMaxPoolTests {
     /// The fused layer for a `channels × height × width` input, or nil when the pair does not qualify.
     static func layers(channels: Int, height: Int, width: Int, filters: Int, activation: Activation,

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import YOLO
 
-/// `GEMM` (own micro-kernel when built with -D YOLO_AVX512, else OpenBLAS) against a plain triple
+/// `GEMM` (the active kernel family's micro-kernel, or OpenBLAS for the portable family) against a plain triple
 /// loop in Double, over shapes that hit every edge: rows not a multiple of the 6-row panel, columns
 /// not a multiple of the 64-column block, k of 1, k cut into chunks, row ranges starting on a later
 /// panel, padded operands, and every activation. Tolerance: 1e-6 × Σ|a·b| per element (float summation of k

@@ -1,29 +1,26 @@
+import YOLOKernels
+
 /// The engine's matrix product for convolutions: `C = A · B`, then each row's bias and activation.
 ///
 /// `A` (weights, `PackedMatrix`) is packed once at network build; `B` (input columns, Winograd
-/// tiles) and `C` (output) are row-major with any row stride. Built with `-D YOLO_AVX512` (and a
-/// matching `-target-cpu`, see the Makefile) the product runs the engine's own AVX-512 micro-kernel
-/// (`GEMM+Kernel.swift`, 6 rows × 64 columns of `C` per call, bias and activation applied in
-/// registers); otherwise it calls OpenBLAS's `sgemm` on the same row-major data.
+/// tiles) and `C` (output) are row-major with any row stride. With a kernel family that has its own
+/// micro-kernel (`KernelFamily.active`, e.g. AVX2's 6 × 16 or AVX-512's 6 × 64 tiles) the product runs
+/// it (`GEMM+Kernel.swift`, bias and activation applied in registers); the portable family calls
+/// OpenBLAS's `sgemm` on the same row-major data.
 public enum GEMM {
-    #if YOLO_AVX512
-    /// True when the own micro-kernel is compiled in (`-D YOLO_AVX512`).
-    public static let usesOwnKernel = true
-    #else
-    /// True when the own micro-kernel is compiled in (`-D YOLO_AVX512`).
-    public static let usesOwnKernel = false
-    #endif
+    /// The active family's micro-kernel, nil when products go to OpenBLAS.
+    static var tile: TileKernel? { KernelFamily.active.tile }
+
+    /// True when the active family multiplies with its own micro-kernel (weights packed in panels).
+    public static var usesOwnKernel: Bool { KernelFamily.active.has(.packedGEMM) }
 
     /// What runs the products, for benchmark headers.
-    public static var kernelDescription: String {
-        usesOwnKernel ? "own AVX-512 micro-kernel, 6x64 tiles (built with -D YOLO_AVX512 and a -target-cpu)"
-            : "OpenBLAS sgemm (portable build; `make build` compiles the own kernel on AVX-512 CPUs)"
-    }
+    public static var kernelDescription: String { KernelFamily.active.description }
 
     /// Rows of `C` one kernel call computes; row ranges given to `multiply` start on a multiple.
-    public static let panelRows = 6
+    public static var panelRows: Int { KernelFamily.active.tileRows }
     /// Columns of `C` one kernel call computes.
-    public static let panelColumns = 64
+    public static var panelColumns: Int { KernelFamily.active.tileColumns }
 
     /// Floats of B a sweep of the kernel may read and still find in the core's L2 on the next
     /// sweep (768 KB: most of a 1 MB L2, the rest for A's and C's lines).
@@ -68,27 +65,19 @@ public enum GEMM {
                                 scratch: UnsafeMutablePointer<Float>?) {
         precondition(bias != nil || activation == .linear, "GEMM: an activation needs a bias")
         guard m > 0, n > 0 else { return }
-        #if YOLO_AVX512
-        let operands = Operands(k: k, b: b, ldb: ldb, n: n, c: c, ldc: ldc, bias: bias, activation: activation,
-                                padded: padded, scratch: scratch)
+        guard let tile else {
+            BLAS.sgemm(m: m, n: n, k: k, a: a, lda: k, b: b, ldb: ldb, c: c, ldc: ldc)
+            if let bias {
+                for r in 0..<m { activation.applyBiased(c + r * ldc, count: n, bias: bias[r]) }
+            }
+            return
+        }
+        let operands = Operands(tile: tile, k: k, b: b, ldb: ldb, n: n, c: c, ldc: ldc, bias: bias,
+                                activation: activation, padded: padded, scratch: scratch)
+        let panelRows = operands.panelRows
         // Keep the larger operand streaming once: walk A's panels outermost when A is the larger.
         operands.run(panels: 0 ..< (m + panelRows - 1) / panelRows, rowEnd: m, panelsOuter: m * k >= k * n) { panel, ks in
             a + panel * k * panelRows + ks.lowerBound * panelRows
         }
-        #else
-        BLAS.sgemm(m: m, n: n, k: k, a: a, lda: k, b: b, ldb: ldb, c: c, ldc: ldc)
-        if let bias {
-            for r in 0..<m { activation.applyBiased(c + r * ldc, count: n, bias: bias[r]) }
-        }
-        #endif
     }
-
-    #if !YOLO_AVX512
-    /// Only the own kernel reads B block by block; `WinogradPlan` never chooses the transposed
-    /// products without it (see `GEMM+Kernel.swift` for the real one).
-    static func multiplyPanels(_ a: UnsafePointer<Float>, m: Int, k: Int, blocks b: UnsafePointer<Float>, n: Int,
-                               c: UnsafeMutablePointer<Float>, ldc: Int) {
-        preconditionFailure("GEMM.multiplyPanels needs the own kernel (-D YOLO_AVX512)")
-    }
-    #endif
 }

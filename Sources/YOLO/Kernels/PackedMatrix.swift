@@ -1,7 +1,7 @@
 /// A batch of equally sized matrices `A` (`rows × columns` each, e.g. filters × filter length)
 /// stored the way `GEMM` reads them, built once when a network is built.
 ///
-/// With the engine's own micro-kernel (`GEMM.usesOwnKernel`) each matrix is cut into panels of
+/// With a kernel family that has its own micro-kernel (`GEMM.usesOwnKernel`) each matrix is cut into panels of
 /// `GEMM.panelRows` rows, stored column by column inside a panel (`[panel][column][row in panel]`),
 /// the last panel zero-padded: the kernel then reads one short contiguous run per column. Without it
 /// the matrices are plain row-major, as BLAS expects.

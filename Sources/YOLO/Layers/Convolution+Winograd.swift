@@ -169,7 +169,7 @@ extension Convolution {
         WinogradTransform.outputTile(m: m, buffer)
         let result = buffer               // m×m
         let bias = Lane(repeating: biases[filter])
-        for k in 0..<(m * m) { result[k] = activation.apply(result[k] + bias) }
+        for k in 0..<(m * m) { result[k] = activation(result[k] + bias) }
         let scalars = UnsafeRawPointer(result).assumingMemoryBound(to: Float.self)
         let plane = output + filter * height * width
         // Walk the group's tiles in row-major order without dividing per lane.

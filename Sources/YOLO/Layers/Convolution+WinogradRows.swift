@@ -162,7 +162,7 @@ extension Convolution {
         WinogradTransform.outputTile(m: m, buffer)
         let result = buffer
         let bias = Wide(repeating: biases[filter])
-        for k in 0..<(m * m) { result[k] = Self.activate(result[k] + bias, activation) }
+        for k in 0..<(m * m) { result[k] = activation(result[k] + bias) }
         let x0 = tile0 * m
         let count = min(WinogradPlan.rowLanes * m, width - x0)
         let plane = output + filter * height * width + x0
@@ -187,19 +187,5 @@ extension Convolution {
     @inline(__always)
     static func zip(_ a: Wide, _ b: Wide) -> SIMD32<Float> {
         SIMD32<Float>(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3], a[4], b[4], a[5], b[5], a[6], b[6], a[7], b[7], a[8], b[8], a[9], b[9], a[10], b[10], a[11], b[11], a[12], b[12], a[13], b[13], a[14], b[14], a[15], b[15])
-    }
-
-    /// The activation on 16 lanes, lane by lane as `Activation.callAsFunction` computes it.
-    @inline(__always)
-    static func activate(_ x: Wide, _ activation: Activation) -> Wide {
-        switch activation {
-        case .linear: return x
-        case .leaky: return x.replacing(with: x * 0.1, where: .!(x .> 0))
-        case .relu: return x.replacing(with: 0, where: .!(x .> 0))
-        case .logistic:
-            var y = x
-            for i in y.indices { y[i] = activation(x[i]) }
-            return y
-        }
     }
 }

@@ -82,7 +82,7 @@ extension Convolution {
         let count = min(Wide.scalarCount, filters - first)
         var bias = Wide()
         for lane in 0..<count { bias[lane] = biases[first + lane] }
-        for k in 0..<(m * m) { result[k] = Self.activate(result[k] + bias, activation) }
+        for k in 0..<(m * m) { result[k] = activation(result[k] + bias) }
         let (ty, tx) = tile.quotientAndRemainder(dividingBy: plan.tilesX)
         let (y0, x0) = (ty * m, tx * m)
         let plane = height * width

@@ -39,12 +39,12 @@ public struct ConvolutionMaxPool: Layer {
     }
 
     /// True for a 3×3 stride-1 padding-1 convolution (activation not logistic) on an even-sized map
-    /// followed by a 2×2 stride-2 max-pool of its output, when the own kernel is compiled in and the
+    /// followed by a 2×2 stride-2 max-pool of its output, when the active kernel family has this fast path and the
     /// direct convolution is the faster choice: fewer than 32 input channels. yolov3-tiny at one thread
     /// (AMD Zen 4): layers 0–3 take 7.0 ms fused against 9.9–10.1 ms as four layers (im2col, Winograd
     /// F(4×4) on 16 channels); layers 4–5 (32 channels) 4.1 ms fused against 2.9 ms with Winograd.
     public static func qualifies(pool: MaxPool, convolution c: Convolution, convolutionIndex: Int) -> Bool {
-        GEMM.usesOwnKernel && pool.inputs == [convolutionIndex]
+        KernelFamily.active.has(.directConvolutionMaxPool) && pool.inputs == [convolutionIndex]
             && pool.size == 2 && pool.stride == 2 && pool.offset == 0
             && c.size == 3 && c.stride == 1 && c.padding == 1 && c.activation != .logistic
             && c.outputShape.height % 2 == 0 && c.outputShape.width % 2 == 0

@@ -12,7 +12,7 @@
 ///
 /// Sums run over `c, ky, kx` in the order of im2col's rows, so each output equals the im2col + GEMM
 /// path's bit for bit (with bias and activation applied in registers the same way).
-/// Only with the own kernel (`GEMM.usesOwnKernel`).
+/// Only with a kernel family that has this fast path (`KernelFamily.FastPaths.directConvolutionMaxPool`).
 public struct DirectConvolution: Sendable {
     public let inputShape: Shape
     public let filters: Int
@@ -23,7 +23,7 @@ public struct DirectConvolution: Sendable {
     public let paddedWidth: Int
     /// Floats from one channel of `P` to the next (`(bandRows + 2) · paddedWidth`, rounded to 16).
     let channelStride: Int
-    /// Floats from one filter's plane of `O` to the next (`bandRows · paddedWidth`, rounded to 64).
+    /// Floats from one filter's plane of `O` to the next (`bandRows · paddedWidth`, rounded to the tile's columns).
     public let outputStride: Int
     let weights: PackedMatrix
     let biases: FloatBuffer
@@ -39,7 +39,8 @@ public struct DirectConvolution: Sendable {
     ///   activation is one the kernel applies in registers (not logistic).
     public init(inputShape: Shape, filters: Int, activation: Activation, weights: FloatBuffer, biases: FloatBuffer,
                 packed: PackedMatrix? = nil) {
-        precondition(GEMM.usesOwnKernel, "DirectConvolution needs the own kernel (-D YOLO_AVX512)")
+        precondition(KernelFamily.active.has(.directConvolutionMaxPool),
+                     "DirectConvolution: the \(KernelFamily.active.name) kernel family has no direct convolution")
         precondition(activation != .logistic, "DirectConvolution: logistic is not applied in registers")
         precondition(weights.count == filters * inputShape.channels * 9 && biases.count == filters,
                      "DirectConvolution: weights or biases do not match \(filters) filters of \(inputShape)")
@@ -56,7 +57,7 @@ public struct DirectConvolution: Sendable {
         while rows + 2 <= inputShape.height && bytes(rows + 2) <= DirectConvolution.bandBytes { rows += 2 }
         bandRows = rows
         channelStride = ((rows + 2) * paddedWidth + 15) / 16 * 16
-        outputStride = (rows * paddedWidth + 63) / 64 * 64
+        outputStride = (rows * paddedWidth + GEMM.panelColumns - 1) / GEMM.panelColumns * GEMM.panelColumns
         precondition(packed.map { $0.rows == filters && $0.columns == inputShape.channels * 9 } ?? true,
                      "DirectConvolution: packed weights of another shape")
         self.weights = packed ?? PackedMatrix(rowMajor: weights, rows: filters, columns: inputShape.channels * 9)
@@ -85,21 +86,19 @@ public struct DirectConvolution: Sendable {
         let padded = scratch
         let output = scratch + paddedCount
         fillPadded(rows, input: input, into: padded)
-        #if YOLO_AVX512
         let k = inputShape.channels * 9
         let columns = rows.count * paddedWidth
-        let mode = GEMM.finishMode(hasBias: true, activation: activation)
+        let kernel = GEMM.tile!.offsets
+        let (panelRows, panelColumns, code) = (GEMM.panelRows, GEMM.panelColumns, activation.code)
         let (a, table, bias) = (weights.pointer(), offsets.pointer, biases.pointer)
-        for panel in 0 ..< (filters + GEMM.panelRows - 1) / GEMM.panelRows {
-            let first = panel * GEMM.panelRows
-            let panelWeights = a + panel * k * GEMM.panelRows
-            for start in Swift.stride(from: 0, to: columns, by: GEMM.panelColumns) {
-                GEMM.kernel6x64(k, panelWeights, UnsafePointer(padded + start), offsets: table,
-                                output + first * outputStride + start, outputStride,
-                                min(GEMM.panelRows, filters - first), bias + first, mode)
+        for panel in 0 ..< (filters + panelRows - 1) / panelRows {
+            let first = panel * panelRows
+            let panelWeights = a + panel * k * panelRows
+            for start in Swift.stride(from: 0, to: columns, by: panelColumns) {
+                kernel(k, panelWeights, UnsafePointer(padded + start), table, output + first * outputStride + start,
+                       outputStride, min(panelRows, filters - first), bias + first, code)
             }
         }
-        #endif
         return UnsafePointer(output)
     }
 

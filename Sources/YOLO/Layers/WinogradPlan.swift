@@ -58,7 +58,7 @@ public struct WinogradPlan: Sendable {
     static let transposedTilesMaximum = 256
     /// Tiles the padded count and the blocks are multiples of: the GEMM's column block with the own
     /// kernel (whose products may then read and write whole blocks), a SIMD group otherwise.
-    static var tileAlignment: Int { GEMM.usesOwnKernel ? GEMM.panelColumns : lanes }
+    static var tileAlignment: Int { GEMM.usesOwnKernel ? max(GEMM.panelColumns, lanes) : lanes }
 
     /// Transforms `weights` (`[filters][inChannels][3][3]`) for a `height × width` map.
     init(m: Int, inChannels: Int, filters: Int, height: Int, width: Int, weights: FloatBuffer, maxWorkers: Int) {
@@ -76,9 +76,10 @@ public struct WinogradPlan: Sendable {
         // About 768 KB of V and M per block; blocks below 64 tiles would repack U too often.
         let perTile = alpha2 * (inChannels + filters)
         self.maxWorkers = max(1, maxWorkers)
-        let rowVectorized = GEMM.usesOwnKernel && tilesX >= Self.rowTilesMinimum
+        let family = KernelFamily.active
+        let rowVectorized = family.has(.winogradRows) && tilesX >= Self.rowTilesMinimum
         self.rowVectorized = rowVectorized
-        let transposed = GEMM.usesOwnKernel && !rowVectorized && tiles <= Self.transposedTilesMaximum
+        let transposed = family.has(.winogradTransposed) && !rowVectorized && tiles <= Self.transposedTilesMaximum
         self.transposed = transposed
         self.paddedFilters = (filters + GEMM.panelColumns - 1) / GEMM.panelColumns * GEMM.panelColumns
         if transposed {

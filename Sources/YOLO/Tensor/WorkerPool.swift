@@ -8,13 +8,20 @@ import Glibc
 /// libdispatch, which allocates bookkeeping on every `concurrentPerform` (about 200 small blocks per
 /// forward pass) and let the heap creep. The pool allocates nothing per region.
 ///
+/// Parts are claimed, not assigned: the caller and every awake worker take the region's next unclaimed
+/// part until none is left, and the caller then waits only for parts already being run. On a quiet
+/// machine each thread takes one part, as before; on a busy one (another process on the cores) a
+/// worker that has not started by the time the caller finishes its own part loses its part to the
+/// caller, so a region is never slower than running it on one thread plus the part a preempted worker
+/// already holds. (With fixed assignment, two threads ran 2× slower than one with a CPU-bound process
+/// beside them: the caller waited for a worker the scheduler had not run yet.)
+///
 /// A forward pass opens about 45 regions, a few tens of microseconds apart. Waking a sleeping
 /// thread through a condition variable takes about as long as a small region's work, and longer on
-/// a virtual machine whose idle vCPU the host has descheduled, so workers (and the caller, waiting
-/// for them) first spin on atomics for `spinLimit` checks (about 2 ms) and only then sleep on the
-/// condition variables: a worker stays awake through a whole forward pass and idles ~2 ms after it.
-/// (With a 20,000-check spin, ~20 µs, two-thread passes on this 2-vCPU VM ranged 17–59 ms instead
-/// of 12–30 ms.)
+/// a virtual machine whose idle vCPU the host has descheduled, so waiting threads first spin briefly,
+/// then keep checking between `sched_yield` calls for about 2 ms (giving the core away at once to
+/// any other runnable thread, ours or another process's), and only then sleep on the condition
+/// variables.
 ///
 /// One region runs at a time. A caller that finds the pool busy (another thread's region) or that is
 /// itself a pool worker (a nested region) runs its parts inline, one after another.
@@ -22,8 +29,9 @@ final class WorkerPool: @unchecked Sendable {
     /// Threads besides the caller: the machine's cores minus one.
     static let shared = WorkerPool(threads: max(0, Parallel.coreCount - 1))
 
-    /// Atomic checks before a waiting thread goes to sleep (about 2 ms).
-    static let spinLimit = 2_000_000
+    /// Pure spins before a waiting thread starts yielding, and yields before it sleeps (~2 ms).
+    static let spinLimit = 200
+    static let yieldLimit = 4_000
 
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let wake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -31,15 +39,17 @@ final class WorkerPool: @unchecked Sendable {
     /// Held by the thread that owns the current region.
     private let region = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let threadCount: Int
-    /// Bumped to start a region; `job` and `parts` are written before (release), read after (acquire).
-    private let generation = Atomic<Int>(0)
-    /// Workers still running the current region.
-    private let pending = Atomic<Int>(0)
+    /// The current region: generation (bits 32...), part count (bits 16..<32), next unclaimed part
+    /// (bits 0..<16). `job` is written before a new generation is stored (release) and read only
+    /// after a part of that generation was claimed (acquire).
+    private let state = Atomic<Int>(0)
+    /// Parts of the current region not yet finished.
+    private let remaining = Atomic<Int>(0)
     /// Workers asleep on `wake`, and whether the caller sleeps on `finished` (changed under `lock`).
     private let sleepers = Atomic<Int>(0)
     private let callerSleeps = Atomic<Bool>(false)
     private nonisolated(unsafe) var job: ((Int) -> Void)?
-    private nonisolated(unsafe) var parts = 0
+    private nonisolated(unsafe) var generation = 0
     private let workerIDs = Mutex<[pthread_t]>([])
 
     init(threads: Int) {
@@ -49,44 +59,65 @@ final class WorkerPool: @unchecked Sendable {
         pthread_cond_init(wake, nil)
         pthread_cond_init(finished, nil)
         for index in 0..<threads {
-            let thread = Thread { [unowned self] in self.work(index: index + 1) }
+            let thread = Thread { [unowned self] in self.work() }
             thread.name = "yolo-worker-\(index + 1)"
             thread.start()
         }
     }
 
-    /// Runs `body(0)` on the caller and `body(1) … body(parts − 1)` on workers, and returns when all
-    /// are done. Runs them inline when the pool is busy, too small, or called from a worker.
+    /// Runs `body(0)` … `body(parts − 1)`, each exactly once, on the caller and the workers, and
+    /// returns when all are done. Runs them inline when the pool is busy, too small, or called from a
+    /// worker.
     func run(parts: Int, _ body: (Int) -> Void) {
-        guard parts > 1, threadCount >= parts - 1, !isWorkerThread, pthread_mutex_trylock(region) == 0 else {
+        guard parts > 1, parts < 1 << 16, threadCount >= 1, !isWorkerThread, pthread_mutex_trylock(region) == 0 else {
             for part in 0..<parts { body(part) }
             return
         }
         withoutActuallyEscaping(body) { body in
             job = body
-            self.parts = parts
-            pending.store(threadCount, ordering: .relaxed)
-            generation.add(1, ordering: .sequentiallyConsistent)
+            generation = (generation + 1) & 0x7fff_ffff
+            remaining.store(parts, ordering: .relaxed)
+            state.store(generation << 32 | parts << 16, ordering: .sequentiallyConsistent)
             if sleepers.load(ordering: .sequentiallyConsistent) > 0 {
                 pthread_mutex_lock(lock)
                 pthread_cond_broadcast(wake)
                 pthread_mutex_unlock(lock)
             }
-            body(0)
-            waitForWorkers()
+            runParts(of: generation, body)
+            waitForParts()
             job = nil
         }
         pthread_mutex_unlock(region)
     }
 
-    /// Spins, then sleeps, until every worker has finished the current region.
-    private func waitForWorkers() {
-        var spins = 0
-        while pending.load(ordering: .acquiring) > 0 && spins < Self.spinLimit { spins += 1 }
-        guard pending.load(ordering: .acquiring) > 0 else { return }
+    /// Claims and runs parts of region `generation` until none is left.
+    private func runParts(of generation: Int, _ body: (Int) -> Void) {
+        while true {
+            let current = state.load(ordering: .acquiring)
+            let (next, parts) = (current & 0xffff, (current >> 16) & 0xffff)
+            guard current >> 32 == generation, next < parts else { return }
+            guard state.compareExchange(expected: current, desired: current + 1, ordering: .acquiringAndReleasing).exchanged
+            else { continue }
+            body(next)
+            if remaining.subtract(1, ordering: .sequentiallyConsistent).newValue == 0,
+               callerSleeps.load(ordering: .sequentiallyConsistent) {
+                pthread_mutex_lock(lock)
+                pthread_cond_signal(finished)
+                pthread_mutex_unlock(lock)
+            }
+        }
+    }
+
+    /// Spins, yields, then sleeps, until every claimed part has finished.
+    private func waitForParts() {
+        var wait = Backoff()
+        while remaining.load(ordering: .acquiring) > 0 {
+            guard wait.next() else { break }
+        }
+        guard remaining.load(ordering: .acquiring) > 0 else { return }
         pthread_mutex_lock(lock)
         callerSleeps.store(true, ordering: .sequentiallyConsistent)
-        while pending.load(ordering: .sequentiallyConsistent) > 0 { pthread_cond_wait(finished, lock) }
+        while remaining.load(ordering: .sequentiallyConsistent) > 0 { pthread_cond_wait(finished, lock) }
         callerSleeps.store(false, ordering: .relaxed)
         pthread_mutex_unlock(lock)
     }
@@ -96,27 +127,37 @@ final class WorkerPool: @unchecked Sendable {
         return workerIDs.withLock { ids in ids.contains { pthread_equal($0, me) != 0 } }
     }
 
-    private func work(index: Int) {
+    private func work() {
         workerIDs.withLock { $0.append(pthread_self()) }
-        var seen = 0  // the first generation is 1: a region started before this thread got here still runs
+        var seen = 0  // generations start at 1: a region started before this thread got here still runs
         while true {
-            var spins = 0
-            while generation.load(ordering: .acquiring) == seen && spins < Self.spinLimit { spins += 1 }
-            if generation.load(ordering: .acquiring) == seen {
+            var wait = Backoff()
+            while state.load(ordering: .acquiring) >> 32 == seen {
+                guard wait.next() else { break }
+            }
+            if state.load(ordering: .acquiring) >> 32 == seen {
                 pthread_mutex_lock(lock)
                 sleepers.add(1, ordering: .sequentiallyConsistent)
-                while generation.load(ordering: .sequentiallyConsistent) == seen { pthread_cond_wait(wake, lock) }
+                while state.load(ordering: .sequentiallyConsistent) >> 32 == seen { pthread_cond_wait(wake, lock) }
                 sleepers.subtract(1, ordering: .relaxed)
                 pthread_mutex_unlock(lock)
             }
-            seen = generation.load(ordering: .acquiring)
-            if index < parts, let body = job { body(index) }
-            if pending.subtract(1, ordering: .sequentiallyConsistent).newValue == 0,
-               callerSleeps.load(ordering: .sequentiallyConsistent) {
-                pthread_mutex_lock(lock)
-                pthread_cond_signal(finished)
-                pthread_mutex_unlock(lock)
-            }
+            seen = state.load(ordering: .acquiring) >> 32
+            // `job` is read only once a part is claimed: the region cannot end before that part does.
+            runParts(of: seen) { part in job!(part) }
+        }
+    }
+
+    /// A waiting thread's schedule: `spinLimit` plain checks, then a `sched_yield` before each check,
+    /// `yieldLimit` times; `next()` is false when it is time to sleep.
+    private struct Backoff {
+        var count = 0
+        mutating func next() -> Bool {
+            count += 1
+            if count <= WorkerPool.spinLimit { return true }
+            if count > WorkerPool.spinLimit + WorkerPool.yieldLimit { return false }
+            sched_yield()
+            return true
         }
     }
 }

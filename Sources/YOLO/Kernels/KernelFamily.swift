@@ -1,0 +1,172 @@
+import Foundation
+import Synchronization
+import YOLOKernels
+#if arch(x86_64)
+import YOLOKernelsAVX2
+import YOLOKernelsAVX512
+#endif
+
+/// A family of compute kernels for one instruction set, described as data: its vector width, its
+/// GEMM micro-kernel's tile, and the fast paths it provides. Every CPU-dependent choice in the
+/// engine (weight packing, Winograd variant, convolution + max-pool fusion, cache blocking) reads the
+/// active family; nothing is decided by compile-time flags.
+///
+/// Each ISA family's micro-kernel lives in its own target compiled for that ISA
+/// (`YOLOKernelsAVX2`, `YOLOKernelsAVX512`), reached only through the `tile` function pointers below,
+/// after `KernelFamily.active` has checked the CPU. The portable family has no kernel of its own:
+/// its products go to OpenBLAS's `sgemm`. Adding a family (e.g. ARM NEON, SIMD4 with an 8 × 12
+/// tile) is one new target with one file providing `TileKernel`'s two functions, and one entry in
+/// `all` (docs/performance.md, "Kernel families").
+public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
+    /// The families this build knows.
+    public enum Name: String, Sendable, CaseIterable {
+        case avx512, avx2, portable
+    }
+
+    /// Fast paths a family provides beyond the im2col + GEMM convolution.
+    public struct FastPaths: OptionSet, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// Weights packed in panels of `tileRows` for the own micro-kernel, bias and activation in registers.
+        public static let packedGEMM = FastPaths(rawValue: 1)
+        /// 3×3 convolution computed band by band and pooled at once (`ConvolutionMaxPool`).
+        public static let directConvolutionMaxPool = FastPaths(rawValue: 2)
+        /// Winograd transforms on whole rows of tiles (`Convolution+WinogradRows.swift`).
+        public static let winogradRows = FastPaths(rawValue: 4)
+        /// Winograd on small maps with transposed products (`Convolution+WinogradTransposed.swift`).
+        public static let winogradTransposed = FastPaths(rawValue: 8)
+    }
+
+    public let name: Name
+    /// Floats per SIMD register.
+    public let lanes: Int
+    /// Rows × columns of C one micro-kernel call computes (1 × 1 for the portable family: BLAS).
+    public let tileRows: Int
+    public let tileColumns: Int
+    public let fastPaths: FastPaths
+    /// `/proc/cpuinfo` flags the family's code needs (its target's `-target-cpu`: haswell for AVX2,
+    /// skylake-avx512 for AVX-512, whose AVX-512 subsets are F, CD, BW, DQ, VL).
+    public let requiredFeatures: [String]
+    /// The micro-kernel's entry points (nil: OpenBLAS).
+    let tile: TileKernel?
+
+    public static func == (a: KernelFamily, b: KernelFamily) -> Bool { a.name == b.name }
+
+    public var description: String {
+        guard tile != nil else { return "\(name.rawValue) (OpenBLAS sgemm, no own kernel)" }
+        return "\(name.rawValue) (own \(tileRows)x\(tileColumns) micro-kernel, \(lanes)-float vectors)"
+    }
+
+    /// True when the family has all of `paths`.
+    public func has(_ paths: FastPaths) -> Bool { fastPaths.contains(paths) }
+
+    // MARK: - The families
+
+    /// What `-target-cpu haswell` (x86-64-v3) lets the compiler use: AVX, AVX2, FMA, BMI1/2, F16C,
+    /// LZCNT (`abm`), MOVBE, POPCNT, SSE4.2.
+    static let x86v3 = ["sse4_2", "popcnt", "avx", "avx2", "fma", "bmi1", "bmi2", "f16c", "abm", "movbe"]
+
+    /// Every family this build carries, best first.
+    public static let all: [KernelFamily] = {
+        var families: [KernelFamily] = []
+        #if arch(x86_64)
+        families.append(KernelFamily(
+            name: .avx512, lanes: 16, tileRows: 6, tileColumns: 64,
+            fastPaths: [.packedGEMM, .directConvolutionMaxPool, .winogradRows, .winogradTransposed],
+            requiredFeatures: x86v3 + ["avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"],
+            tile: TileKernel(strided: avx512TileStrided, offsets: avx512TileOffsets)))
+        families.append(KernelFamily(
+            name: .avx2, lanes: 8, tileRows: 6, tileColumns: 16,
+            fastPaths: [.packedGEMM, .directConvolutionMaxPool, .winogradRows, .winogradTransposed],
+            requiredFeatures: x86v3,
+            tile: TileKernel(strided: avx2TileStrided, offsets: avx2TileOffsets)))
+        #endif
+        families.append(KernelFamily(name: .portable, lanes: 4, tileRows: 1, tileColumns: 1, fastPaths: [],
+                                     requiredFeatures: [], tile: nil))
+        return families
+    }()
+
+    /// The family named `name`, if this build carries it.
+    public static func named(_ name: Name) -> KernelFamily? { all.first { $0.name == name } }
+
+    /// True when this CPU has everything the family needs.
+    public func isSupported(by cpu: CPUFeatures = .current) -> Bool { cpu.missing(requiredFeatures).isEmpty }
+
+    /// The best family `cpu` supports.
+    public static func best(for cpu: CPUFeatures = .current) -> KernelFamily {
+        all.first { $0.isSupported(by: cpu) } ?? all[all.count - 1]
+    }
+
+    /// The family for a request (`YOLO_KERNEL` or `--kernel`): `auto`/nil gives the best supported;
+    /// a family the CPU lacks or an unknown name is an error naming what is missing.
+    public static func resolve(_ request: String?, cpu: CPUFeatures = .current,
+                               source: String = "YOLO_KERNEL") throws -> KernelFamily {
+        guard let request, !request.isEmpty, request != "auto" else { return best(for: cpu) }
+        let known = Name.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let name = Name(rawValue: request.lowercased()), let family = named(name) else {
+            throw YOLOError.invalidArgument("\(source): unknown kernel family '\(request)' (known: auto, \(known))")
+        }
+        let missing = cpu.missing(family.requiredFeatures)
+        guard missing.isEmpty else {
+            throw YOLOError.invalidArgument("\(source): this CPU cannot run the \(name.rawValue) kernel family "
+                                            + "(missing: \(missing.joined(separator: " ")); best here: \(best(for: cpu).name.rawValue))")
+        }
+        return family
+    }
+
+    // MARK: - The active family
+
+    /// The family the engine runs, chosen once per process: the one `select(_:)` chose, else
+    /// `YOLO_KERNEL` from the environment (`avx512`, `avx2`, `portable`, `auto`), else the best this
+    /// CPU supports. An unusable `YOLO_KERNEL` stops the process with a one-line message (exit 1): a
+    /// wrong kernel must not run silently. Programs that want to handle that as an error call
+    /// `select(_:)` first.
+    public static var active: KernelFamily {
+        let index = chosen.load(ordering: .acquiring)
+        if index >= 0 { return all[index] }
+        return choose { try resolve(ProcessInfo.processInfo.environment["YOLO_KERNEL"]) }
+    }
+
+    /// Why the active family was chosen, for `yolo bench` and `yolo info`.
+    public static var reason: String {
+        _ = active
+        return reasonText.withLock { $0 }
+    }
+
+    /// Chooses the family before the engine first uses one (`--kernel`): `request` as for `YOLO_KERNEL`,
+    /// which it overrides. Throws when the CPU lacks the family, or when another family is already
+    /// active (weights already packed for it).
+    @discardableResult
+    public static func select(_ request: String, source: String = "--kernel") throws -> KernelFamily {
+        let family = try resolve(request, source: source)
+        let index = all.firstIndex(of: family)!
+        let (exchanged, original) = chosen.compareExchange(expected: -1, desired: index, ordering: .acquiringAndReleasing)
+        if exchanged {
+            reasonText.withLock { $0 = "\(source) \(request)" + (request == "auto" ? " (best this CPU supports)" : "") }
+        } else if original != index {
+            throw YOLOError.invalidArgument("\(source) \(request): the \(all[original].name.rawValue) kernel family is already in use")
+        }
+        return family
+    }
+
+    private static let chosen = Atomic<Int>(-1)
+    private static let reasonText = Mutex<String>("")
+
+    private static func choose(_ resolve: () throws -> KernelFamily) -> KernelFamily {
+        let family: KernelFamily
+        let environment = ProcessInfo.processInfo.environment["YOLO_KERNEL"]
+        do {
+            family = try resolve()
+        } catch {
+            FileHandle.standardError.write(Data("yolo: \(error)\n".utf8))
+            exit(1)
+        }
+        let index = all.firstIndex(of: family)!
+        let (exchanged, original) = chosen.compareExchange(expected: -1, desired: index, ordering: .acquiringAndReleasing)
+        guard exchanged else { return all[original] }
+        let why = environment.map { $0.isEmpty || $0 == "auto" ? "best this CPU supports" : "YOLO_KERNEL=\($0)" }
+            ?? "best this CPU supports"
+        reasonText.withLock { $0 = why }
+        return family
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+
+/// A darknet activation function, applied element-wise: the one implementation the engine has, for
+/// one value and for a SIMD vector of any width (the ISA kernel families and the Winograd transforms
+/// all call it), so a new activation is added here and nowhere else.
+public enum Activation: String, Sendable, CaseIterable {
+    case linear, leaky, relu, logistic
+
+    /// The function on one value. Leaky uses darknet's slope 0.1.
+    @inlinable @inline(__always)
+    public func callAsFunction(_ x: Float) -> Float {
+        switch self {
+        case .linear: return x
+        case .leaky: return x > 0 ? x : 0.1 * x
+        case .relu: return x > 0 ? x : 0
+        case .logistic: return 1 / (1 + expf(-x))
+        }
+    }
+
+    /// The function on every lane of `x`, lane for lane what the scalar form computes. Leaky and relu
+    /// are sign-mask selections (`x > 0 ? x : …` on the integer bits, which compile to vector
+    /// instructions at every width, where `replacing(with:where:)` scalarizes on SSE); logistic runs
+    /// lane by lane through the scalar form. Transparent: always inlined into the caller, so no
+    /// specialization of it is shared between modules compiled for different ISAs.
+    @_transparent
+    public func callAsFunction<V: SIMD>(_ x: V) -> V where V.Scalar == Float {
+        switch self {
+        case .linear: return x
+        case .leaky: return Activation.positiveOr(x, x * 0.1)
+        case .relu: return Activation.positiveOr(x, V())
+        case .logistic: return Activation.logisticLanes(x)
+        }
+    }
+
+    /// Lane-wise `x > 0 ? x : negative`, for `negative` = 0.1·x or 0 (a lane holding −0, a negative
+    /// value or a negative NaN takes `negative`, which then equals what the scalar form gives).
+    @_transparent
+    public static func positiveOr<V: SIMD>(_ x: V, _ negative: V) -> V where V.Scalar == Float {
+        let bits = unsafeBitCast(x, to: V.MaskStorage.self)
+        let mask = bits &>> 31
+        let picked = (bits & ~mask) | (unsafeBitCast(negative, to: V.MaskStorage.self) & mask)
+        return unsafeBitCast(picked, to: V.self)
+    }
+
+    /// Logistic on each lane (scalar `expf`).
+    @_transparent
+    public static func logisticLanes<V: SIMD>(_ x: V) -> V where V.Scalar == Float {
+        var y = x
+        for i in 0..<V.scalarCount { y[i] = Activation.logistic(x[i]) }
+        return y
+    }
+
+    /// Adds `bias` to each of `count` values at `values` and applies the activation, in one pass.
+    @inlinable
+    public func applyBiased(_ values: UnsafeMutablePointer<Float>, count: Int, bias: Float) {
+        // One loop per case, so each compiles to a vector loop.
+        switch self {
+        case .linear: for i in 0..<count { values[i] = Activation.linear(values[i] + bias) }
+        case .leaky: for i in 0..<count { values[i] = Activation.leaky(values[i] + bias) }
+        case .relu: for i in 0..<count { values[i] = Activation.relu(values[i] + bias) }
+        case .logistic: for i in 0..<count { values[i] = Activation.logistic(values[i] + bias) }
+        }
+    }
+
+    /// A small integer naming the activation, for kernels whose entry points take C-representable
+    /// arguments only (`TileKernel`).
+    @inlinable
+    public var code: Int {
+        switch self {
+        case .linear: return 0
+        case .leaky: return 1
+        case .relu: return 2
+        case .logistic: return 3
+        }
+    }
+
+    /// The activation of `code` (see `code`); linear for an unknown code.
+    @inlinable @inline(__always)
+    public init(code: Int) {
+        switch code {
+        case 1: self = .leaky
+        case 2: self = .relu
+        case 3: self = .logistic
+        default: self = .linear
+        }
+    }
+}

@@ -1,0 +1,75 @@
+/// The entry points every ISA kernel family's GEMM micro-kernel provides. They are plain C function
+/// pointers taking C-representable arguments: nothing generic crosses from a module compiled for a
+/// higher ISA into baseline code (see docs/performance.md, "Kernel families"), and calling one is the
+/// only way ISA-specific code runs.
+///
+/// A tile is `rows × columns` of `C` (the family's `tileRows × tileColumns`, e.g. 6 × 16 for AVX2):
+/// `C[0..<rows, 0..<columns] = A · B (+ C when accumulating)`, then, when `bias` is given,
+/// `activation(C[r, j] + bias[r])` in registers. `A` is one panel (`k × tileRows` floats, column by
+/// column: the `tileRows` values of one column of A are adjacent); `B` is `k` rows of `columns`
+/// floats; C's rows are `ldc` floats apart and `columns` floats of each of the first `rows` rows are
+/// written (rows past `rows` are not).
+public struct TileKernel: Sendable {
+    /// B's row `i` at `b + i · ldb`:
+    /// `(k, a, b, ldb, c, ldc, rows, accumulate, bias, activationCode)`.
+    public typealias Strided = @convention(c) (
+        Int, UnsafePointer<Float>, UnsafePointer<Float>, Int, UnsafeMutablePointer<Float>, Int, Int, Bool,
+        UnsafePointer<Float>?, Int) -> Void
+    /// B's row `i` at `b + offsets[i]` (a direct convolution's taps read in place), never accumulating:
+    /// `(k, a, b, offsets, c, ldc, rows, bias, activationCode)`.
+    public typealias Offsets = @convention(c) (
+        Int, UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Int>, UnsafeMutablePointer<Float>, Int, Int,
+        UnsafePointer<Float>?, Int) -> Void
+
+    public let strided: Strided
+    public let offsets: Offsets
+
+    public init(strided: Strided, offsets: Offsets) {
+        self.strided = strided
+        self.offsets = offsets
+    }
+}
+
+/// How a micro-kernel finds B's successive rows (each kernel specializes its body for both).
+public protocol RowsOfB {
+    /// The next row's first float.
+    mutating func next() -> UnsafeRawPointer
+}
+
+/// Rows a fixed number of bytes apart.
+@frozen
+public struct StridedRows: RowsOfB {
+    @usableFromInline var row: UnsafeRawPointer
+    @usableFromInline let step: Int
+
+    @inlinable @inline(__always)
+    public init(_ b: UnsafePointer<Float>, ldb: Int) {
+        row = UnsafeRawPointer(b)
+        step = ldb * MemoryLayout<Float>.stride
+    }
+
+    @inlinable @inline(__always)
+    public mutating func next() -> UnsafeRawPointer {
+        defer { row += step }
+        return row
+    }
+}
+
+/// Rows at listed offsets (in floats) from one base.
+@frozen
+public struct OffsetRows: RowsOfB {
+    @usableFromInline let base: UnsafePointer<Float>
+    @usableFromInline var offsets: UnsafePointer<Int>
+
+    @inlinable @inline(__always)
+    public init(_ base: UnsafePointer<Float>, offsets: UnsafePointer<Int>) {
+        self.base = base
+        self.offsets = offsets
+    }
+
+    @inlinable @inline(__always)
+    public mutating func next() -> UnsafeRawPointer {
+        defer { offsets += 1 }
+        return UnsafeRawPointer(base + offsets.pointee)
+    }
+}

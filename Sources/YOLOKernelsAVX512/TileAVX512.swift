@@ -1,0 +1,100 @@
+// The AVX-512 family's GEMM micro-kernel. This target is compiled for skylake-avx512 (x86-64-v4, Package.swift), so
+// nothing here may run before `KernelFamily` has checked the CPU: its only entry points are the two
+// non-generic functions `avx512TileStrided` and `avx512TileOffsets`, reached through `TileKernel` function pointers.
+import YOLOKernels
+
+/// A 6 × 64 tile of C in 24 registers of 16 floats: per step of the inner dimension, 64 floats of one
+/// row of B (4 vectors), the 6 values of one column of A's panel broadcast, 24 fused multiply-adds.
+/// Nothing is accumulated in memory: the tile is stored once, bias and activation applied in registers.
+///
+/// `TileKernel.Strided` for 6 × 64 tiles.
+public func avx512TileStrided(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ ldb: Int,
+                           _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ accumulate: Bool,
+                           _ bias: UnsafePointer<Float>?, _ activation: Int) {
+    #if arch(x86_64)
+    var rowsOfB = StridedRows(b, ldb: ldb)
+    AVX512Tile.tile(k, a, &rowsOfB, c, ldc, rows, accumulate, bias, activation)
+    #endif
+}
+
+/// `TileKernel.Offsets` for 6 × 64 tiles.
+public func avx512TileOffsets(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>,
+                           _ offsets: UnsafePointer<Int>, _ c: UnsafeMutablePointer<Float>, _ ldc: Int,
+                           _ rows: Int, _ bias: UnsafePointer<Float>?, _ activation: Int) {
+    #if arch(x86_64)
+    var rowsOfB = OffsetRows(b, offsets: offsets)
+    AVX512Tile.tile(k, a, &rowsOfB, c, ldc, rows, false, bias, activation)
+    #endif
+}
+
+/// The kernel's body, specialized for each way of finding B's rows.
+enum AVX512Tile {
+    typealias Vector = SIMD16<Float>
+
+    @inline(__always)
+    static func tile<Rows: RowsOfB>(_ k: Int, _ a: UnsafePointer<Float>, _ rowsOfB: inout Rows,
+                                    _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ accumulate: Bool,
+                                    _ bias: UnsafePointer<Float>?, _ code: Int) {
+        var c00 = initial(c, ldc, 0, 0, rows, accumulate), c01 = initial(c, ldc, 0, 1, rows, accumulate), c02 = initial(c, ldc, 0, 2, rows, accumulate), c03 = initial(c, ldc, 0, 3, rows, accumulate)
+        var c10 = initial(c, ldc, 1, 0, rows, accumulate), c11 = initial(c, ldc, 1, 1, rows, accumulate), c12 = initial(c, ldc, 1, 2, rows, accumulate), c13 = initial(c, ldc, 1, 3, rows, accumulate)
+        var c20 = initial(c, ldc, 2, 0, rows, accumulate), c21 = initial(c, ldc, 2, 1, rows, accumulate), c22 = initial(c, ldc, 2, 2, rows, accumulate), c23 = initial(c, ldc, 2, 3, rows, accumulate)
+        var c30 = initial(c, ldc, 3, 0, rows, accumulate), c31 = initial(c, ldc, 3, 1, rows, accumulate), c32 = initial(c, ldc, 3, 2, rows, accumulate), c33 = initial(c, ldc, 3, 3, rows, accumulate)
+        var c40 = initial(c, ldc, 4, 0, rows, accumulate), c41 = initial(c, ldc, 4, 1, rows, accumulate), c42 = initial(c, ldc, 4, 2, rows, accumulate), c43 = initial(c, ldc, 4, 3, rows, accumulate)
+        var c50 = initial(c, ldc, 5, 0, rows, accumulate), c51 = initial(c, ldc, 5, 1, rows, accumulate), c52 = initial(c, ldc, 5, 2, rows, accumulate), c53 = initial(c, ldc, 5, 3, rows, accumulate)
+        var ap = a
+        for _ in 0..<k {
+            let bp = rowsOfB.next()
+            let b0 = bp.loadUnaligned(as: Vector.self)
+            let b1 = bp.loadUnaligned(fromByteOffset: 64, as: Vector.self)
+            let b2 = bp.loadUnaligned(fromByteOffset: 128, as: Vector.self)
+            let b3 = bp.loadUnaligned(fromByteOffset: 192, as: Vector.self)
+            var s = Vector(repeating: ap[0])
+            c00.addProduct(s, b0); c01.addProduct(s, b1); c02.addProduct(s, b2); c03.addProduct(s, b3)
+            s = Vector(repeating: ap[1])
+            c10.addProduct(s, b0); c11.addProduct(s, b1); c12.addProduct(s, b2); c13.addProduct(s, b3)
+            s = Vector(repeating: ap[2])
+            c20.addProduct(s, b0); c21.addProduct(s, b1); c22.addProduct(s, b2); c23.addProduct(s, b3)
+            s = Vector(repeating: ap[3])
+            c30.addProduct(s, b0); c31.addProduct(s, b1); c32.addProduct(s, b2); c33.addProduct(s, b3)
+            s = Vector(repeating: ap[4])
+            c40.addProduct(s, b0); c41.addProduct(s, b1); c42.addProduct(s, b2); c43.addProduct(s, b3)
+            s = Vector(repeating: ap[5])
+            c50.addProduct(s, b0); c51.addProduct(s, b1); c52.addProduct(s, b2); c53.addProduct(s, b3)
+            ap += 6
+        }
+        let activation = Activation(code: code)
+        store(c, bias, 0, activation, c00, c01, c02, c03)
+        if rows > 1 { store(c + 1 * ldc, bias, 1, activation, c10, c11, c12, c13) }
+        if rows > 2 { store(c + 2 * ldc, bias, 2, activation, c20, c21, c22, c23) }
+        if rows > 3 { store(c + 3 * ldc, bias, 3, activation, c30, c31, c32, c33) }
+        if rows > 4 { store(c + 4 * ldc, bias, 4, activation, c40, c41, c42, c43) }
+        if rows > 5 { store(c + 5 * ldc, bias, 5, activation, c50, c51, c52, c53) }
+    }
+
+    /// C's row `r` columns `j·16 ..< (j+1)·16` when accumulating into a row that exists, else zero.
+    @inline(__always)
+    static func initial(_ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ r: Int, _ j: Int, _ rows: Int,
+                        _ accumulate: Bool) -> Vector {
+        guard accumulate && r < rows else { return Vector() }
+        return UnsafeRawPointer(c + r * ldc + j * 16).loadUnaligned(as: Vector.self)
+    }
+
+    /// Stores one row of the tile at `p`, with row `r`'s bias and the activation when `bias` is given.
+    @inline(__always)
+    static func store(_ p: UnsafeMutablePointer<Float>, _ bias: UnsafePointer<Float>?, _ r: Int,
+                      _ activation: Activation, _ v0: Vector, _ v1: Vector, _ v2: Vector, _ v3: Vector) {
+        let p = UnsafeMutableRawPointer(p)
+        guard let bias else {
+            p.storeBytes(of: v0, as: Vector.self)
+            p.storeBytes(of: v1, toByteOffset: 64, as: Vector.self)
+            p.storeBytes(of: v2, toByteOffset: 128, as: Vector.self)
+            p.storeBytes(of: v3, toByteOffset: 192, as: Vector.self)
+            return
+        }
+        let beta = Vector(repeating: bias[r])
+        p.storeBytes(of: activation(v0 + beta), as: Vector.self)
+        p.storeBytes(of: activation(v1 + beta), toByteOffset: 64, as: Vector.self)
+        p.storeBytes(of: activation(v2 + beta), toByteOffset: 128, as: Vector.self)
+        p.storeBytes(of: activation(v3 + beta), toByteOffset: 192, as: Vector.self)
+    }
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds a tiny package that depends on SwiftYOLO by version, as an app would (`from: "99.0.0"`, through
+# a local bare clone of this repository's HEAD, tagged there), with no extra flags; runs one detection
+# on Samples/coffee.png and checks that it ran the best kernel family this CPU supports (AVX-512 or AVX2
+# code is in every build since the ISA targets carry their own -target-cpu, allowed in a versioned
+# dependency since swift-tools-version 6.2) and found the cup.
+# Usage: scripts/check-as-dependency.sh [WORK_DIR]     (commit first: the clone takes HEAD)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+work=${1:-$(mktemp -d /tmp/yolo-dependency.XXXXXX)}
+for f in Weights/yolov3-tiny.cfg Weights/yolov3-tiny.weights Weights/coco.names Samples/coffee.png; do
+  [[ -f $root/$f ]] || { echo "check-as-dependency: $root/$f is missing (run make weights)" >&2; exit 1; }
+done
+if grep -qw avx512f /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo; then expected=avx512
+elif grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then expected=avx2
+else expected=portable; fi
+
+rm -rf "$work/SwiftYOLO.git" "$work/app"
+git clone --quiet --bare "$root" "$work/SwiftYOLO.git"
+git -C "$work/SwiftYOLO.git" tag 99.0.0 HEAD
+mkdir -p "$work/app/Sources/app"
+cat >"$work/app/Package.swift" <<SWIFT
+// swift-tools-version:6.0
+import PackageDescription
+let package = Package(
+    name: "app",
+    dependencies: [.package(url: "file://$work/SwiftYOLO.git", from: "99.0.0")],
+    targets: [.executableTarget(name: "app", dependencies: [.product(name: "YOLO", package: "SwiftYOLO")])]
+)
+SWIFT
+cat >"$work/app/Sources/app/main.swift" <<'SWIFT'
+import YOLO
+let arguments = CommandLine.arguments
+let detector = try Detector(cfg: arguments[1], weights: arguments[2], names: arguments[3])
+let detections = try detector.detect(Image(contentsOf: arguments[4]))
+print("kernel \(KernelFamily.active.name.rawValue)")
+for d in detections { print("\(d.label) \(d.confidence)") }
+SWIFT
+echo "check-as-dependency: building $work/app (SwiftYOLO 99.0.0 = $(git -C "$root" rev-parse --short HEAD)), no extra flags"
+(cd "$work/app" && swift build -c release 2>&1 | tail -3)
+output=$(env -u YOLO_KERNEL "$work/app/.build/release/app" "$root/Weights/yolov3-tiny.cfg" "$root/Weights/yolov3-tiny.weights" \
+  "$root/Weights/coco.names" "$root/Samples/coffee.png")
+echo "$output"
+grep -qx "kernel $expected" <<<"$output" || { echo "check-as-dependency: expected kernel family $expected" >&2; exit 1; }
+grep -q '^cup ' <<<"$output" || { echo "check-as-dependency: no cup found in Samples/coffee.png" >&2; exit 1; }
+echo "check-as-dependency: ok: a package depending on SwiftYOLO by version runs the $expected family"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Checks a linked binary (default .build/release/yolo) for code compiled for a higher ISA outside the ISA
+# kernel targets. Every function that uses an AVX/AVX2/AVX-512 instruction (VEX/EVEX: mnemonics starting
+# with v, any ymm/zmm register) or a BMI1/BMI2/LZCNT/MOVBE instruction (not tzcnt: it is `rep bsf`, which
+# baseline code uses on purpose and older CPUs run as bsf) must belong to YOLOKernelsAVX2 or
+# YOLOKernelsAVX512 (their mangled names start with $s15YOLOKernelsAVX2 / $s17YOLOKernelsAVX512). Baseline
+# code (x86-64, SSE2) never contains such instructions, so any other function that does is a generic
+# specialization that an ISA module emitted with shared linkage and the linker then used for everyone: it
+# would crash with SIGILL on a CPU without that ISA. Also checks that the ISA targets really were compiled
+# for their ISA (ymm FMAs in the AVX2 kernel, zmm FMAs in the AVX-512 kernel).
+# Usage: scripts/check-isa.sh [BINARY]
+set -euo pipefail
+binary=${1:-.build/release/yolo}
+[[ -f $binary ]] || { echo "check-isa: $binary not found (build it first)" >&2; exit 1; }
+command -v objdump >/dev/null || { echo "check-isa: objdump not found (Debian package binutils)" >&2; exit 1; }
+if [[ $(uname -m) != x86_64 ]]; then echo "check-isa: not an x86-64 machine, nothing to check"; exit 0; fi
+
+report=$(objdump -d --no-show-raw-insn "$binary" | awk '
+  /^[0-9a-f]+ <.*>:$/ { sub(/^[0-9a-f]+ </, ""); sub(/>:$/, ""); symbol = $0; next }
+  /^ +[0-9a-f]+:\t/ {
+    split($0, field, "\t"); insn = field[2]; split(insn, word, " "); op = word[1]
+    higher = op ~ /^v[a-z]/ || insn ~ /%[yz]mm/ || op ~ /^(andn|bextr|blsi|blsmsk|blsr|bzhi|mulx|pdep|pext|rorx|sarx|shlx|shrx|lzcnt|movbe)$/
+    if (higher && !(symbol in seen)) { seen[symbol] = op; print symbol "\t" op }
+    if (op ~ /^vfmadd/ && insn ~ /%ymm/) ymm[symbol] = 1
+    if (op ~ /^vfmadd/ && insn ~ /%zmm/) zmm[symbol] = 1
+  }
+  END {
+    for (s in ymm) if (s ~ /^\$s15YOLOKernelsAVX2/) print "OK-AVX2\t" s
+    for (s in zmm) if (s ~ /^\$s17YOLOKernelsAVX512/) print "OK-AVX512\t" s
+  }')
+outside=$(grep -v '^OK-' <<<"$report" | grep -v -E '^\$s(15YOLOKernelsAVX2|17YOLOKernelsAVX512)' || true)
+inside=$(grep -v '^OK-' <<<"$report" | grep -c -E '^\$s(15YOLOKernelsAVX2|17YOLOKernelsAVX512)' || true)
+if [[ -n $outside ]]; then
+  echo "check-isa: $binary: functions outside the ISA kernel targets use higher-ISA instructions (would SIGILL on an older CPU):" >&2
+  while IFS=$'\t' read -r symbol op; do
+    echo "  $op in $(swift demangle --simplified "$symbol" 2>/dev/null || echo "$symbol")" >&2
+  done <<<"$outside"
+  exit 1
+fi
+grep -q '^OK-AVX2' <<<"$report" || { echo "check-isa: $binary: no ymm FMA in YOLOKernelsAVX2 (was it compiled for haswell?)" >&2; exit 1; }
+grep -q '^OK-AVX512' <<<"$report" || { echo "check-isa: $binary: no zmm FMA in YOLOKernelsAVX512 (was it compiled for skylake-avx512?)" >&2; exit 1; }
+echo "check-isa: $binary: higher-ISA instructions only in the ISA kernel targets ($inside functions); AVX2 kernel uses ymm FMAs, AVX-512 kernel zmm FMAs"

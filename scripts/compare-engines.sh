@@ -197,7 +197,7 @@ for e in engines:
                     cores.append(row['blas_core'])
             if e == 'yolo':
                 machine = doc.get('machine', {})
-                k = machine.get('kernel') and '%s (%s)' % (machine['kernel'], machine.get('kernelReason', '')) or doc.get('kernel', 'unknown')
+                k = machine.get('kernel') and '%s (%s)' % (machine['kernel'], machine.get('kernel_reason', '')) or doc.get('kernel', 'unknown')
                 k = ', '.join('%s=%s' % kv for kv in k.items()) if isinstance(k, dict) else str(k)
                 if k not in kernels:
                     kernels.append(k)

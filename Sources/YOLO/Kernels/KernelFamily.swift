@@ -44,6 +44,9 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
     public let tileRows: Int
     public let tileColumns: Int
     public let fastPaths: FastPaths
+    /// The Winograd output tile `.auto` uses on maps up to 16×16 (2 or 4), chosen by measurement per
+    /// family: F(4×4) needs 2.25× the memory for the transformed filters (yolov3-tiny: +62 MB).
+    public let smallMapWinogradTile: Int
     /// `/proc/cpuinfo` flags the family's code needs (its target's `-target-cpu`: haswell for AVX2,
     /// skylake-avx512 for AVX-512, whose AVX-512 subsets are F, CD, BW, DQ, VL).
     public let requiredFeatures: [String]
@@ -73,16 +76,18 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
         families.append(KernelFamily(
             name: .avx512, lanes: 16, tileRows: 6, tileColumns: 64,
             fastPaths: [.packedGEMM, .directConvolutionMaxPool, .winogradRows, .winogradTransposed],
+            smallMapWinogradTile: 2,
             requiredFeatures: x86v3 + ["avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"],
             tile: TileKernel(strided: avx512TileStrided, offsets: avx512TileOffsets)))
         families.append(KernelFamily(
             name: .avx2, lanes: 8, tileRows: 6, tileColumns: 16,
             fastPaths: [.packedGEMM, .directConvolutionMaxPool, .winogradRows, .winogradTransposed],
+            smallMapWinogradTile: 4,
             requiredFeatures: x86v3,
             tile: TileKernel(strided: avx2TileStrided, offsets: avx2TileOffsets)))
         #endif
         families.append(KernelFamily(name: .portable, lanes: 4, tileRows: 1, tileColumns: 1, fastPaths: [],
-                                     requiredFeatures: [], tile: nil))
+                                     smallMapWinogradTile: 2, requiredFeatures: [], tile: nil))
         return families
     }()
 

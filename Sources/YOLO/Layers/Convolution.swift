@@ -74,7 +74,8 @@ public struct Convolution: Layer {
     public static func preferredAlgorithm(input: Shape, filters: Int, size: Int, stride: Int, padding: Int)
         -> ConvolutionAlgorithm {
         guard size == 3, stride == 1, padding == 1, input.channels >= 16 else { return .im2col }
-        return input.width <= 16 && input.height <= 16 ? .winograd2 : .winograd4
+        guard input.width <= 16 && input.height <= 16 else { return .winograd4 }
+        return KernelFamily.active.smallMapWinogradTile == 4 ? .winograd4 : .winograd2
     }
 
     /// Darknet's output size: `(in + 2·padding − size) / stride + 1` on each axis.

@@ -30,8 +30,10 @@ final class WorkerPool: @unchecked Sendable {
     static let shared = WorkerPool(threads: max(0, Parallel.coreCount - 1))
 
     /// Pure spins before a waiting thread starts yielding, and yields before it sleeps (~2 ms).
-    static let spinLimit = 200
+    static let spinLimit = 20_000
     static let yieldLimit = 4_000
+    /// Checks of the heartbeat before a caller decides no worker is running (a few microseconds).
+    static let heartbeatChecks = 5_000
 
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let wake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -48,6 +50,9 @@ final class WorkerPool: @unchecked Sendable {
     /// Workers asleep on `wake`, and whether the caller sleeps on `finished` (changed under `lock`).
     private let sleepers = Atomic<Int>(0)
     private let callerSleeps = Atomic<Bool>(false)
+    /// Advanced by every waiting worker at each check: a caller that sees it move knows a worker is on
+    /// a CPU right now.
+    private let heartbeat = Atomic<Int>(0)
     private nonisolated(unsafe) var job: ((Int) -> Void)?
     private nonisolated(unsafe) var generation = 0
     private let workerIDs = Mutex<[pthread_t]>([])
@@ -73,6 +78,15 @@ final class WorkerPool: @unchecked Sendable {
             for part in 0..<parts { body(part) }
             return
         }
+        // Share the region only with workers that are running now: a sleeping worker is woken for the
+        // next region, and one the scheduler has preempted (its heartbeat does not move) would make
+        // the caller wait for the part it takes. On a busy machine the caller then runs the region
+        // alone, at one thread's speed, instead of waiting for a worker that has no CPU.
+        guard workersAreRunning() else {
+            pthread_mutex_unlock(region)
+            for part in 0..<parts { body(part) }
+            return
+        }
         withoutActuallyEscaping(body) { body in
             job = body
             generation = (generation + 1) & 0x7fff_ffff
@@ -88,6 +102,19 @@ final class WorkerPool: @unchecked Sendable {
             job = nil
         }
         pthread_mutex_unlock(region)
+    }
+
+    /// True when no worker sleeps and the heartbeat moves within a few microseconds; wakes sleepers.
+    private func workersAreRunning() -> Bool {
+        if sleepers.load(ordering: .sequentiallyConsistent) > 0 {
+            pthread_mutex_lock(lock)
+            pthread_cond_broadcast(wake)   // they find no new region, and spin until the next one
+            pthread_mutex_unlock(lock)
+            return false
+        }
+        let start = heartbeat.load(ordering: .relaxed)
+        for _ in 0..<Self.heartbeatChecks where heartbeat.load(ordering: .relaxed) != start { return true }
+        return false
     }
 
     /// Claims and runs parts of region `generation` until none is left.
@@ -133,12 +160,16 @@ final class WorkerPool: @unchecked Sendable {
         while true {
             var wait = Backoff()
             while state.load(ordering: .acquiring) >> 32 == seen {
+                heartbeat.add(1, ordering: .relaxed)
                 guard wait.next() else { break }
             }
             if state.load(ordering: .acquiring) >> 32 == seen {
                 pthread_mutex_lock(lock)
                 sleepers.add(1, ordering: .sequentiallyConsistent)
-                while state.load(ordering: .sequentiallyConsistent) >> 32 == seen { pthread_cond_wait(wake, lock) }
+                while state.load(ordering: .sequentiallyConsistent) >> 32 == seen {
+                    pthread_cond_wait(wake, lock)
+                    if state.load(ordering: .sequentiallyConsistent) >> 32 == seen { break }  // woken to spin
+                }
                 sleepers.subtract(1, ordering: .relaxed)
                 pthread_mutex_unlock(lock)
             }

@@ -34,7 +34,8 @@ import Testing
                                      padding: c.padding, activation: .leaky, weights: codes, biases: biases, blockFloats: 6 * patch + 1)
         #expect(whole.blockRows == c.filters && blocked.blockRows == min(6, c.filters))
         let plain = Convolution(input: -1, inputShape: inputShape, filters: c.filters, size: c.size, stride: c.stride,
-                                padding: c.padding, activation: .leaky, weights: codes.expanded(), biases: biases)
+                                padding: c.padding, activation: .leaky, weights: codes.expanded(), biases: biases,
+                                algorithm: .im2col)
         let input = random.floats(inputShape.count)
         let b = runLayer(plain, inputs: [input])
         for lut in [whole, blocked] {

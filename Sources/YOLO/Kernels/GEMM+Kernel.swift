@@ -30,9 +30,9 @@ extension GEMM {
         var blockStride = GEMM.panelColumns
 
         /// Runs the kernel over `panels` × all column blocks of C. `weightsOf(panel, ks)` gives that
-        /// panel's A for the inner indices `ks` (`ks.count × 6` floats). Rows at or past `rowEnd` are not
-        /// stored. B is copied block by block into contiguous, aligned `k × 64` runs unless the caller's
-        /// B already is one (`padded` with 64-float-aligned rows). The inner dimension is cut into
+        /// panel's A for the inner indices `ks` (`ks.count × panelRows` floats). Rows at or past `rowEnd` are
+        /// not stored. B is copied block by block into contiguous, aligned `k × panelColumns` runs unless the
+        /// caller's B already is one (`padded`, rows a multiple of 16 floats apart). The inner dimension is cut into
         /// chunks when the B that one sweep reads would not stay in L2: each chunk then adds to C, and
         /// the last applies bias and activation.
         @inline(__always)
@@ -47,10 +47,8 @@ extension GEMM {
             let chunk = k * sweep <= GEMM.l2Floats ? k : max(16, GEMM.l2Floats / 2 / sweep / 16 * 16)
             let edgeTile = scratch
             let packedB = scratch.map { $0 + panelRows * panelColumns }
-            let kernel = tile.strided
-            // The kernel applies linear, leaky and relu in registers; logistic is applied after the store.
-            let code = activation == .logistic ? Activation.linear.code : activation.code
-            /// Copies block `block` of B's rows `ks` to `target` (`ks.count × 64`, zero-padded).
+            let (kernel, code) = (tile.strided, activation.code)
+            /// Copies block `block` of B's rows `ks` to `target` (`ks.count × panelColumns`, zero-padded).
             func pack(_ block: Int, _ ks: Range<Int>, into target: UnsafeMutablePointer<Float>) {
                 let column = block * panelColumns
                 let width = min(panelColumns, n - column)
@@ -78,9 +76,6 @@ extension GEMM {
                 if padded || width == panelColumns {
                     let target = c + first * ldc + column
                     kernel(ks.count, a, bBlock.0, bBlock.1, target, ldc, valid, accumulate, biases, code)
-                    if last && activation == .logistic {
-                        for r in 0..<valid { Activation.logistic.applyBiased(target + r * ldc, count: width, bias: 0) }
-                    }
                 } else {
                     let tile = edgeTile!
                     if accumulate {
@@ -88,9 +83,7 @@ extension GEMM {
                     }
                     kernel(ks.count, a, bBlock.0, bBlock.1, tile, panelColumns, valid, accumulate, biases, code)
                     for r in 0..<valid {
-                        let target = c + (first + r) * ldc + column
-                        target.update(from: tile + r * panelColumns, count: width)
-                        if last && activation == .logistic { Activation.logistic.applyBiased(target, count: width, bias: 0) }
+                        (c + (first + r) * ldc + column).update(from: tile + r * panelColumns, count: width)
                     }
                 }
             }

@@ -12,7 +12,7 @@ public enum GEMM {
     static var tile: TileKernel? { KernelFamily.active.tile }
 
     /// True when the active family multiplies with its own micro-kernel (weights packed in panels).
-    public static var usesOwnKernel: Bool { KernelFamily.active.has(.packedGEMM) }
+    public static var usesOwnKernel: Bool { KernelFamily.active.hasOwnKernel }
 
     /// What runs the products, for benchmark headers.
     public static var kernelDescription: String { KernelFamily.active.description }

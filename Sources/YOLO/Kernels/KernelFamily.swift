@@ -23,12 +23,10 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
         case avx512, avx2, portable
     }
 
-    /// Fast paths a family provides beyond the im2col + GEMM convolution.
+    /// Fast paths a family with its own micro-kernel provides beyond the im2col + GEMM convolution.
     public struct FastPaths: OptionSet, Sendable {
         public let rawValue: Int
         public init(rawValue: Int) { self.rawValue = rawValue }
-        /// Weights packed in panels of `tileRows` for the own micro-kernel, bias and activation in registers.
-        public static let packedGEMM = FastPaths(rawValue: 1)
         /// 3×3 convolution computed band by band and pooled at once (`ConvolutionMaxPool`).
         public static let directConvolutionMaxPool = FastPaths(rawValue: 2)
         /// Winograd transforms on whole rows of tiles (`Convolution+WinogradRows.swift`).
@@ -47,11 +45,22 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
     /// The Winograd output tile `.auto` uses on maps up to 16×16 (2 or 4), chosen by measurement per
     /// family: F(4×4) needs 2.25× the memory for the transformed filters (yolov3-tiny: +62 MB).
     public let smallMapWinogradTile: Int
+    /// The micro-kernel's entry points (nil: OpenBLAS). With one, weights are packed in panels of
+    /// `tileRows` and bias and activation are applied in registers.
+    let tile: TileKernel?
+
+    /// True when the family multiplies with its own micro-kernel.
+    public var hasOwnKernel: Bool { tile != nil }
+
     /// `/proc/cpuinfo` flags the family's code needs (its target's `-target-cpu`: haswell for AVX2,
     /// skylake-avx512 for AVX-512, whose AVX-512 subsets are F, CD, BW, DQ, VL).
-    public let requiredFeatures: [String]
-    /// The micro-kernel's entry points (nil: OpenBLAS).
-    let tile: TileKernel?
+    public var requiredFeatures: [String] {
+        switch name {
+        case .avx512: return Self.x86v3 + ["avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"]
+        case .avx2: return Self.x86v3
+        case .portable: return []
+        }
+    }
 
     public static func == (a: KernelFamily, b: KernelFamily) -> Bool { a.name == b.name }
 
@@ -75,19 +84,17 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
         #if arch(x86_64)
         families.append(KernelFamily(
             name: .avx512, lanes: 16, tileRows: 6, tileColumns: 64,
-            fastPaths: [.packedGEMM, .directConvolutionMaxPool, .winogradRows, .winogradTransposed],
+            fastPaths: [.directConvolutionMaxPool, .winogradRows, .winogradTransposed],
             smallMapWinogradTile: 2,
-            requiredFeatures: x86v3 + ["avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"],
             tile: TileKernel(strided: avx512TileStrided, offsets: avx512TileOffsets)))
         families.append(KernelFamily(
             name: .avx2, lanes: 8, tileRows: 6, tileColumns: 16,
-            fastPaths: [.packedGEMM, .directConvolutionMaxPool, .winogradRows, .winogradTransposed],
+            fastPaths: [.directConvolutionMaxPool, .winogradRows, .winogradTransposed],
             smallMapWinogradTile: 4,
-            requiredFeatures: x86v3,
             tile: TileKernel(strided: avx2TileStrided, offsets: avx2TileOffsets)))
         #endif
         families.append(KernelFamily(name: .portable, lanes: 4, tileRows: 1, tileColumns: 1, fastPaths: [],
-                                     smallMapWinogradTile: 2, requiredFeatures: [], tile: nil))
+                                     smallMapWinogradTile: 2, tile: nil))
         return families
     }()
 
@@ -129,7 +136,16 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
     public static var active: KernelFamily {
         let index = chosen.load(ordering: .acquiring)
         if index >= 0 { return all[index] }
-        return choose { try resolve(ProcessInfo.processInfo.environment["YOLO_KERNEL"]) }
+        let request = ProcessInfo.processInfo.environment["YOLO_KERNEL"]
+        let family: KernelFamily
+        do {
+            family = try resolve(request)
+        } catch {
+            FileHandle.standardError.write(Data("yolo: \(error)\n".utf8))
+            exit(1)
+        }
+        let why = request.map { $0.isEmpty || $0 == "auto" ? "best this CPU supports" : "YOLO_KERNEL=\($0)" }
+        return adopt(family, reason: why ?? "best this CPU supports")
     }
 
     /// Why the active family was chosen, for `yolo bench` and `yolo info`.
@@ -144,12 +160,10 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
     @discardableResult
     public static func select(_ request: String, source: String = "--kernel") throws -> KernelFamily {
         let family = try resolve(request, source: source)
-        let index = all.firstIndex(of: family)!
-        let (exchanged, original) = chosen.compareExchange(expected: -1, desired: index, ordering: .acquiringAndReleasing)
-        if exchanged {
-            reasonText.withLock { $0 = "\(source) \(request)" + (request == "auto" ? " (best this CPU supports)" : "") }
-        } else if original != index {
-            throw YOLOError.invalidArgument("\(source) \(request): the \(all[original].name.rawValue) kernel family is already in use")
+        let reason = "\(source) \(request)" + (request == "auto" ? " (best this CPU supports)" : "")
+        let adopted = adopt(family, reason: reason)
+        guard adopted == family else {
+            throw YOLOError.invalidArgument("\(source) \(request): the \(adopted.name.rawValue) kernel family is already in use")
         }
         return family
     }
@@ -157,21 +171,12 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
     private static let chosen = Atomic<Int>(-1)
     private static let reasonText = Mutex<String>("")
 
-    private static func choose(_ resolve: () throws -> KernelFamily) -> KernelFamily {
-        let family: KernelFamily
-        let environment = ProcessInfo.processInfo.environment["YOLO_KERNEL"]
-        do {
-            family = try resolve()
-        } catch {
-            FileHandle.standardError.write(Data("yolo: \(error)\n".utf8))
-            exit(1)
-        }
+    /// Makes `family` the active one, with `reason`, unless a family is active already; returns the active one.
+    private static func adopt(_ family: KernelFamily, reason: String) -> KernelFamily {
         let index = all.firstIndex(of: family)!
         let (exchanged, original) = chosen.compareExchange(expected: -1, desired: index, ordering: .acquiringAndReleasing)
         guard exchanged else { return all[original] }
-        let why = environment.map { $0.isEmpty || $0 == "auto" ? "best this CPU supports" : "YOLO_KERNEL=\($0)" }
-            ?? "best this CPU supports"
-        reasonText.withLock { $0 = why }
+        reasonText.withLock { $0 = reason }
         return family
     }
 }

@@ -36,12 +36,12 @@ public struct DirectConvolution: Sendable {
     /// - Parameter packed: `weights` already packed for `GEMM` (a `Convolution`'s im2col path holds
     ///   them), so they are not packed a second time; nil packs them here.
     /// - Precondition: `weights` is `filters × inChannels·9`, `biases` has `filters` floats, the
-    ///   activation is one the kernel applies in registers (not logistic).
+    ///   activation is not logistic (such convolutions are never fused: `ConvolutionMaxPool.qualifies`).
     public init(inputShape: Shape, filters: Int, activation: Activation, weights: FloatBuffer, biases: FloatBuffer,
                 packed: PackedMatrix? = nil) {
         precondition(KernelFamily.active.has(.directConvolutionMaxPool),
                      "DirectConvolution: the \(KernelFamily.active.name) kernel family has no direct convolution")
-        precondition(activation != .logistic, "DirectConvolution: logistic is not applied in registers")
+        precondition(activation != .logistic, "DirectConvolution: logistic convolutions are not fused")
         precondition(weights.count == filters * inputShape.channels * 9 && biases.count == filters,
                      "DirectConvolution: weights or biases do not match \(filters) filters of \(inputShape)")
         self.inputShape = inputShape

@@ -15,7 +15,13 @@ struct Info: ParsableCommand {
     @Option(help: "Network input size WxH (default: the cfg's).")
     var size: String?
 
+    @Flag(help: "Only list the kernel families this CPU runs, best first, one per line (make test runs the suite once for each).")
+    var kernels = false
+
     func run() throws {
+        if kernels {
+            return KernelFamily.all.filter { $0.isSupported() }.forEach { print($0.name.rawValue) }
+        }
         if let model, model.hasSuffix(".\(ModelFile.fileExtension)") {
             return try showModelFile(model)
         }

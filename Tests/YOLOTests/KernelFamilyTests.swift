@@ -26,6 +26,15 @@ import YOLOKernels
         #expect(KernelFamily.active.isSupported())
     }
 
+    /// `yolo info --kernels` (what `make test` loops over) lists exactly the families this CPU runs, best first.
+    @Test func infoListsTheRunnableFamilies() throws {
+        let result = try runYOLO(["info", "--kernels"], environment: ["YOLO_KERNEL": "portable"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let listed = result.stdout.split(whereSeparator: \.isNewline).map(String.init)
+        #expect(listed == KernelFamily.all.filter { $0.isSupported() }.map(\.name.rawValue))
+        #expect(listed.first == KernelFamily.best().name.rawValue && listed.last == "portable")
+    }
+
     @Test func requestsAreCheckedAgainstTheCPU() throws {
         #expect(try KernelFamily.resolve(nil, cpu: Self.zen1) == KernelFamily.best(for: Self.zen1))
         #expect(try KernelFamily.resolve("auto", cpu: Self.zen1) == KernelFamily.best(for: Self.zen1))

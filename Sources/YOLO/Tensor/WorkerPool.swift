@@ -63,11 +63,15 @@ final class WorkerPool: @unchecked Sendable {
         pthread_mutex_init(region, nil)
         pthread_cond_init(wake, nil)
         pthread_cond_init(finished, nil)
+        workerIDs.withLock { $0.reserveCapacity(threads) }
         for index in 0..<threads {
             let thread = Thread { [unowned self] in self.work() }
             thread.name = "yolo-worker-\(index + 1)"
             thread.start()
         }
+        // Wait until every worker runs: the caller shares regions only with running workers, so a
+        // worker that started late would otherwise register (and allocate) in the middle of a pass.
+        while workerIDs.withLock({ $0.count }) < threads { sched_yield() }
     }
 
     /// Runs `body(0)` … `body(parts − 1)`, each exactly once, on the caller and the workers, and

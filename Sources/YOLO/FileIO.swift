@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Reading and writing whole files with errors that name the path.
 public enum FileIO {
@@ -30,10 +31,18 @@ public enum FileIO {
 
     /// Writes `data` to `path` atomically: into a temporary file in the same folder, then renamed
     /// over the target, so a reader never sees a half-written file and a failure leaves no debris.
+    ///
+    /// The temporary file is `.NAME.PID.RANDOM.tmp` (hidden, and never a name the tools read as input).
+    /// While it exists it is registered, so `removeTemporariesOnSignals()` can delete it when the process
+    /// is interrupted; temporaries that a killed process (SIGKILL) left for the same target are removed
+    /// here first.
     public static func writeAtomically(_ data: Data, to path: String) throws {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent()
+        removeStaleTemporaries(of: url)
         let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
+        inFlight.withLock { _ = $0.insert(temporary.path) }
+        defer { inFlight.withLock { _ = $0.remove(temporary.path) } }
         do {
             try data.write(to: temporary)
         } catch {
@@ -44,6 +53,43 @@ public enum FileIO {
             let reason = String(cString: strerror(errno))
             try? FileManager.default.removeItem(at: temporary)
             throw YOLOError.unreadableFile(path: path, reason: "cannot write: \(reason)")
+        }
+    }
+
+    /// Temporary files being written now.
+    private static let inFlight = Mutex<Set<String>>([])
+    private static let signalSources = Mutex<[DispatchSourceSignal]>([])
+
+    /// On SIGINT, SIGTERM or SIGHUP, deletes the temporary files being written, then exits with 128 + the
+    /// signal number (the shell's convention). The signals are handled on a dispatch queue, not in a signal
+    /// handler, so the cleanup may take locks. Call once, early (the `yolo` tool does).
+    public static func removeTemporariesOnSignals() {
+        signalSources.withLock { sources in
+            guard sources.isEmpty else { return }
+            for number in [SIGINT, SIGTERM, SIGHUP] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler {
+                    for path in inFlight.withLock({ Array($0) }) { unlink(path) }
+                    _exit(128 + number)
+                }
+                source.resume()
+                sources.append(source)
+            }
+        }
+    }
+
+    /// Deletes `.NAME.PID.RANDOM.tmp` files next to `target` whose process no longer exists.
+    static func removeStaleTemporaries(of target: URL) {
+        let folder = target.deletingLastPathComponent().path
+        let prefix = "." + target.lastPathComponent + "."
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder) else { return }
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+            let fields = name.dropFirst(prefix.count).dropLast(4).split(separator: ".")
+            guard fields.count == 2, let pid = Int32(fields[0]), UInt32(fields[1]) != nil, pid != getpid() else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH {
+                unlink((folder as NSString).appendingPathComponent(name))
+            }
         }
     }
 }

@@ -60,7 +60,7 @@ struct Bench: ParsableCommand, KernelSelecting {
             let loaded = try model.load(withNames: false)
             let (width, height) = try inputSize() ?? (nil, nil)
             let network = try Network(model: loaded, width: width, height: height,
-                                      algorithm: ConvolutionAlgorithm(rawValue: algorithm)!)
+                                      algorithm: ConvolutionAlgorithm(rawValue: algorithm)!, memoryBudget: model.memoryBudgetBytes)
             let report = BenchReport(
                 machine: .current, model: model.cfg ?? Defaults.cfg, size: "\(network.inputShape.width)x\(network.inputShape.height)",
                 algorithm: algorithm, warmup: warmup,
@@ -133,6 +133,7 @@ struct Bench: ParsableCommand, KernelSelecting {
                                     threads: threads)
         var options = DetectionOptions()
         options.inputSize = .fixed(width: network.inputShape.width, height: network.inputShape.height)
+        options.memoryBudget = model.memoryBudgetBytes
         var samples: [DetectionStage: [Double]] = [:]
         for run in 0..<(warmup + runs) {
             _ = try? detector.detect(picture, options: options) { stage, duration in

@@ -116,11 +116,13 @@ struct Detect: ParsableCommand, KernelSelecting {
             }
         }
         if let classes {
-            options.classes = Set(classes.split(separator: ",").map { item in
-                let name = item.trimmingCharacters(in: .whitespaces)
-                return Int(name).map(DetectionOptions.ClassSelector.index) ?? .label(name)
-            })
+            let names = classes.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !names.isEmpty else {
+                throw YOLOError.invalidArgument("--classes needs at least one class name or index (leave it out to report every class)")
+            }
+            options.classes = Set(names.map { Int($0).map(DetectionOptions.ClassSelector.index) ?? .label($0) })
         }
+        options.memoryBudget = model.memoryBudgetBytes
         return options
     }
 

@@ -92,6 +92,7 @@ extension Eval {
         options.iouThreshold = iou
         options.scaling = scale.scaling
         if let (width, height) = try parseSize(size) { options.inputSize = .fixed(width: width, height: height) }
+        options.memoryBudget = model.memoryBudgetBytes
         return options
     }
 

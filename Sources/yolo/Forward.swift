@@ -35,7 +35,7 @@ struct Forward: ParsableCommand, KernelSelecting {
         let before = memory ? MemoryStatus.summary() : ""
         let loaded = try model.load(withNames: false)
         let blob = try input.lowercased().hasSuffix(".npy") ? Tensor.readNumPy(input) : letterboxed(loaded)
-        let network = try Network(model: loaded, width: blob.shape.width, height: blob.shape.height)
+        let network = try Network(model: loaded, width: blob.shape.width, height: blob.shape.height, memoryBudget: model.memoryBudgetBytes)
         try network.requireInput(blob.shape)
         if let bad = layer.first(where: { $0 < 0 || $0 >= network.layers.count }) {
             throw YOLOError.invalidArgument("--layer \(bad) does not exist: the network has layers 0...\(network.layers.count - 1)")
@@ -77,8 +77,12 @@ extension Forward {
         let crop = PixelRegion(x: 0, y: 0, width: image.width, height: image.height)
         let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: .scaleFit,
                                  networkWidth: w, networkHeight: h)
-        var values = [Float](repeating: 0, count: 3 * w * h)
-        values.withUnsafeMutableBufferPointer { Geometry.makeInput(image, plan: plan, into: $0.baseAddress!) }
-        return Tensor(shape: Shape(channels: 3, height: h, width: w), values: values)
+        let channels = model.description.inputShape.channels
+        guard channels == 1 || channels == 3 else {
+            throw YOLOError.invalidArgument("\(model.description.path): the model takes \(channels)-channel input; an image gives 1 or 3 (pass an .npy input instead)")
+        }
+        var values = [Float](repeating: 0, count: channels * w * h)
+        values.withUnsafeMutableBufferPointer { Geometry.makeInput(image, plan: plan, channels: channels, into: $0.baseAddress!) }
+        return Tensor(shape: Shape(channels: channels, height: h, width: w), values: values)
     }
 }

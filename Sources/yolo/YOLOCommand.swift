@@ -16,6 +16,8 @@ struct YOLOCommand: ParsableCommand {
         // started at load, would only take a core from ours.
         BLAS.threads = 1
         BLAS.stopWorkerThreads()
+        // Ctrl-C during `convert` or `detect --save` must not leave hidden temporary files behind.
+        FileIO.removeTemporariesOnSignals()
         do {
             var command = try parseAsRoot()
             // The kernel family is chosen before anything is built: `--kernel`, else YOLO_KERNEL, else
@@ -36,8 +38,20 @@ struct YOLOCommand: ParsableCommand {
                 Foundation.exit(0)
             }
             let text = message(for: error).split(whereSeparator: \.isNewline).first.map(String.init) ?? "\(error)"
-            fail(text + " (see 'yolo help')")
+            fail((negativeNumberMessage(text) ?? text) + " (see 'yolo help')")
         }
+    }
+
+    /// argument-parser reads `--conf -5` as an option missing its value followed by an unknown flag `-5`;
+    /// say what is really wrong: no option of this tool takes a negative number.
+    static func negativeNumberMessage(_ text: String, arguments: [String] = CommandLine.arguments) -> String? {
+        let prefix = "Missing value for '"
+        guard text.hasPrefix(prefix + "--") else { return nil }
+        let option = String(text.dropFirst(prefix.count).prefix { $0 != " " && $0 != "'" })
+        guard let position = arguments.firstIndex(where: { $0 == option }), position + 1 < arguments.count else { return nil }
+        let value = arguments[position + 1]
+        guard value.hasPrefix("-"), value.count > 1, value.dropFirst().first.map({ $0.isNumber || $0 == "." }) == true else { return nil }
+        return "\(option) does not take negative values, got \(value)"
     }
 
     private static func fail(_ message: String) -> Never {
@@ -70,12 +84,23 @@ struct ModelOptions: ParsableArguments {
     var modelFile: String?
     @Option(help: "With --model: expanded (LUT codes become float32 at load, fastest per image) or codes (kept as codes, least memory, quickest to start). Default: expanded (yolo detect: codes for fewer than 5 images).")
     var residency: String?
+    @Option(name: .customLong("memory-budget"), help: ArgumentHelp("The most working memory the network for one input size may need, e.g. 512M, 8G (a number alone is MiB). A larger input size fails before anything is allocated. Default: 4G.", valueName: "size"))
+    var memoryBudget: String?
 
     func validate() throws {
         if let residency, !["expanded", "codes"].contains(residency) {
             throw ValidationError("--residency must be expanded or codes; got '\(residency)'")
         }
+        if modelFile != nil, names != nil {
+            throw ValidationError("--names applies to --cfg/--weights models; a .yolo model carries its own class names")
+        }
+        if let memoryBudget, MemoryBudget.parse(memoryBudget) == nil {
+            throw ValidationError("--memory-budget must be a positive size such as 512M or 8G; got '\(memoryBudget)'")
+        }
     }
+
+    /// `--memory-budget` in bytes (default `MemoryBudget.defaultBytes`).
+    var memoryBudgetBytes: Int { memoryBudget.flatMap(MemoryBudget.parse) ?? MemoryBudget.defaultBytes }
 
     /// Loads the model; `withNames: false` skips the names file (for commands that print no labels).
     /// With no model named at all, the default is the converted lut8 model when `make model` has made it,
@@ -84,7 +109,8 @@ struct ModelOptions: ParsableArguments {
     /// `residency` is the weight residency when `--residency` is not given.
     func load(withNames: Bool = true, convertedDefault: Bool = true, residency defaultResidency: WeightResidency = .expanded)
         throws -> Model {
-        let fallback = cfg == nil && weights == nil && convertedDefault ? Defaults.modelFile : nil
+        // --names alone means darknet's default files with those names (a .yolo model has its own).
+        let fallback = cfg == nil && weights == nil && names == nil && convertedDefault ? Defaults.modelFile : nil
         if let modelFile = modelFile ?? fallback {
             guard let mode = residency.map({ ["expanded": WeightResidency.expanded, "codes": .codes][$0] })
                     ?? defaultResidency else {

@@ -46,6 +46,9 @@ public enum AnchorDecoding {
                     let cy = (Float(row) + sigmoid(raw[base + plane]) * s - (s - 1) / 2) / Float(gh)
                     let w = expf(raw[base + 2 * plane]) * anchor.width / Float(networkWidth)
                     let h = expf(raw[base + 3 * plane]) * anchor.height / Float(networkHeight)
+                    // A forward pass that overflowed (weights far out of range) gives no box rather than a
+                    // box of infinities; NaN objectness already failed the threshold test above.
+                    guard cx.isFinite, cy.isFinite, w.isFinite, h.isFinite else { continue }
                     candidates.boxes.append(Rect(x: Double(cx - w / 2), y: Double(cy - h / 2), width: Double(w), height: Double(h)))
                     candidates.objectness.append(objectness)
                     for k in 0..<head.classes {

@@ -46,6 +46,9 @@ public struct DetectionOptions: Sendable, Equatable {
     public var maximumDetections: Int? = nil
     /// Report only these classes; nil reports all.
     public var classes: Set<ClassSelector>? = nil
+    /// The most working memory (bytes) the network for one input size may need, checked before it is
+    /// built; a call whose input size needs more fails with `YOLOError.invalidArgument`. Default 4 GiB.
+    public var memoryBudget: Int = MemoryBudget.defaultBytes
 
     public init() {}
 }

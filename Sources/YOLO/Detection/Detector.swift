@@ -45,6 +45,11 @@ public final class Detector: Sendable {
         guard !model.description.heads.isEmpty else {
             throw YOLOError.invalidConfig(path: model.description.path, line: 1, message: "the model has no [yolo] layer to detect with")
         }
+        let channels = model.description.inputShape.channels
+        guard channels == 1 || channels == 3 else {
+            throw YOLOError.invalidConfig(path: model.description.path, line: 1,
+                message: "the model takes \(channels)-channel input; images can feed 1-channel (gray) or 3-channel (RGB) models")
+        }
         self.model = model
         self.algorithm = algorithm
         self.threads = max(1, threads)
@@ -62,23 +67,25 @@ public final class Detector: Sendable {
         case .model:
             return (model.description.inputShape.width, model.description.inputShape.height)
         case .fixed(let width, let height):
-            guard width > 0, height > 0, width % divisor == 0, height % divisor == 0 else {
-                throw YOLOError.invalidArgument("network input size \(width)x\(height) must be positive multiples of \(divisor)")
+            let side = ModelLimits.standard.maximumSide
+            guard width > 0, height > 0, width <= side, height <= side, width % divisor == 0, height % divisor == 0 else {
+                throw YOLOError.invalidArgument("network input size \(width)x\(height) must be multiples of \(divisor) in \(divisor)...\(side / divisor * divisor)")
             }
             return (width, height)
         case .automatic(let budget):
-            guard budget >= divisor * divisor else {
-                throw YOLOError.invalidArgument("pixel budget \(budget) is smaller than one \(divisor)x\(divisor) input")
+            let side = ModelLimits.standard.maximumSide
+            guard budget >= divisor * divisor, budget <= side * side else {
+                throw YOLOError.invalidArgument("pixel budget \(budget) is outside \(divisor * divisor)...\(side * side) (one \(divisor)x\(divisor) input to \(side)x\(side))")
             }
             return Geometry.automaticSize(aspect: Double(regionWidth) / Double(regionHeight), budget: budget, divisor: divisor)
         }
     }
 
-    /// The network for a `width × height` input (built once, then cached).
-    public func network(width: Int, height: Int) throws -> Network {
+    /// The network for a `width × height` input (built once, then cached), if it fits `memoryBudget`.
+    public func network(width: Int, height: Int, memoryBudget: Int = MemoryBudget.defaultBytes) throws -> Network {
         let key = Size(width: width, height: height)
         if let network = networks.withLock({ $0[key] }) { return network }
-        let network = try Network(model: model, width: width, height: height, algorithm: algorithm)
+        let network = try Network(model: model, width: width, height: height, algorithm: algorithm, memoryBudget: memoryBudget)
         return networks.withLock { cache in
             if let existing = cache[key] { return existing }
             cache[key] = network
@@ -103,15 +110,16 @@ public final class Detector: Sendable {
             timing(stage, now - mark)
             mark = now
         }
+        try validate(options)
         let allowed = try allowedClasses(options.classes)
         let crop = try Geometry.region(of: options.regionOfInterest, width: image.width, height: image.height)
         let size = try networkSize(for: options, regionWidth: crop.width, regionHeight: crop.height)
-        let network = try network(width: size.width, height: size.height)
+        let network = try network(width: size.width, height: size.height, memoryBudget: options.memoryBudget)
         let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: options.scaling,
                                  networkWidth: size.width, networkHeight: size.height)
         let scratch = borrowScratch(for: network)
         defer { returnScratch(scratch, for: network) }
-        Geometry.makeInput(image, plan: plan, into: scratch.input)
+        Geometry.makeInput(image, plan: plan, channels: network.inputShape.channels, into: scratch.input)
         lap(.preprocess)
         network.forward(scratch.input, workspace: scratch.workspace)
         lap(.forward)
@@ -185,12 +193,19 @@ public final class Detector: Sendable {
         return (image, try detect(image, options: options))
     }
 
-    /// Checks everything about `options` that does not depend on an image: class names, a fixed input
-    /// size, the region of interest's range and the thresholds.
+    /// Checks everything about `options` that does not depend on an image: class names, the input
+    /// size (and, when it does not depend on the image, that its network fits the memory budget), the
+    /// region of interest's range and the thresholds. `detect` calls it on every call.
     public func validate(_ options: DetectionOptions) throws {
         _ = try allowedClasses(options.classes)
-        if case .fixed = options.inputSize { _ = try networkSize(for: options, regionWidth: 1, regionHeight: 1) }
-        if case .automatic = options.inputSize { _ = try networkSize(for: options, regionWidth: 1, regionHeight: 1) }
+        guard options.memoryBudget > 0 else {
+            throw YOLOError.invalidArgument("memory budget must be positive, got \(options.memoryBudget)")
+        }
+        let size = try networkSize(for: options, regionWidth: 1, regionHeight: 1)
+        // An automatic size depends on the image's aspect ratio: its budget is checked when its network is built.
+        if case .automatic = options.inputSize {} else if networks.withLock({ $0[Size(width: size.width, height: size.height)] }) == nil {
+            _ = try Network.checkMemory(model.description, width: size.width, height: size.height, budget: options.memoryBudget)
+        }
         _ = try Geometry.region(of: options.regionOfInterest, width: 1_000_000, height: 1_000_000)
         guard options.confidenceThreshold >= 0, options.confidenceThreshold < 1 else {
             throw YOLOError.invalidArgument("confidence threshold must be in [0, 1), got \(options.confidenceThreshold)")
@@ -206,6 +221,9 @@ public final class Detector: Sendable {
     /// Resolves class selectors to indices; nil means all classes.
     public func allowedClasses(_ selectors: Set<DetectionOptions.ClassSelector>?) throws -> Set<Int>? {
         guard let selectors else { return nil }
+        guard !selectors.isEmpty else {
+            throw YOLOError.invalidArgument("no classes selected: an empty set would report nothing (nil reports every class)")
+        }
         var result = Set<Int>()
         for selector in selectors {
             switch selector {

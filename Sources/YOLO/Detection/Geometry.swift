@@ -134,9 +134,13 @@ public enum Geometry {
         }
     }
 
-    /// Builds the network input for `plan`: 3 × networkHeight × networkWidth floats in [0, 1],
-    /// RGB planes, the resampled source placed on 0.5 gray.
-    public static func makeInput(_ image: Image, plan: InputPlan, into destination: UnsafeMutablePointer<Float>) {
+    /// Builds the network input for `plan`: `channels` × networkHeight × networkWidth floats in [0, 1],
+    /// the resampled source placed on 0.5 gray. `channels` 3 gives RGB planes; 1 gives one luma plane,
+    /// the image converted to gray first as darknet loads images for a `channels=1` network
+    /// (stb_image's integer luma, `(77 R + 150 G + 29 B) >> 8`), then resampled like colour.
+    public static func makeInput(_ image: Image, plan: InputPlan, channels: Int = 3, into destination: UnsafeMutablePointer<Float>) {
+        precondition(channels == 1 || channels == 3, "Geometry.makeInput: images give 1 or 3 channels, not \(channels)")
+        let image = channels == 1 ? image.grayReplicated() : image
         let resized: PlanarImage
         switch plan.kernel {
         case .darknet:
@@ -149,9 +153,9 @@ public enum Geometry {
         }
         let (nw, nh) = (plan.networkWidth, plan.networkHeight)
         let covers = plan.resizedWidth == nw && plan.resizedHeight == nh
-        if !covers { destination.update(repeating: 0.5, count: 3 * nw * nh) }
+        if !covers { destination.update(repeating: 0.5, count: channels * nw * nh) }
         resized.values.withUnsafeBufferPointer { values in
-            for k in 0..<3 {
+            for k in 0..<channels {
                 for y in 0..<plan.resizedHeight {
                     let from = values.baseAddress! + (k * plan.resizedHeight + y) * plan.resizedWidth
                     let to = destination + (k * nh + plan.placeY + y) * nw + plan.placeX
@@ -159,5 +163,24 @@ public enum Geometry {
                 }
             }
         }
+    }
+}
+
+extension Image {
+    /// The image in gray, each pixel's luma `(77 R + 150 G + 29 B) >> 8` (stb_image's, which darknet
+    /// uses to load images for one-channel networks) written to all three channels. Gray images come
+    /// back unchanged: the weights sum to 256.
+    func grayReplicated() -> Image {
+        var gray = pixels
+        gray.withUnsafeMutableBufferPointer { p in
+            for i in stride(from: 0, to: p.count - 2, by: 3) {
+                let r = 77 * Int(p[i]), g = 150 * Int(p[i + 1]), b = 29 * Int(p[i + 2])
+                let y = UInt8(truncatingIfNeeded: (r + g + b) >> 8)
+                p[i] = y; p[i + 1] = y; p[i + 2] = y
+            }
+        }
+        var result = self
+        result.pixels = gray
+        return result
     }
 }

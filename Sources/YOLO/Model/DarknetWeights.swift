@@ -51,8 +51,9 @@ public enum DarknetWeights {
         guard raw.count >= 16 else {
             throw YOLOError.invalidFile(path: path, message: "weights file is \(raw.count) bytes, shorter than its 16-byte header")
         }
-        let major = raw.loadUnaligned(fromByteOffset: 0, as: Int32.self)
-        let minor = raw.loadUnaligned(fromByteOffset: 4, as: Int32.self)
+        // Int, not Int32: `major · 10` of a hostile header would overflow 32 bits.
+        let major = Int(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 0, as: Int32.self)))
+        let minor = Int(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 4, as: Int32.self)))
         let wideSeen = major * 10 + minor >= 2 && major < 1000 && minor < 1000
         let headerSize = wideSeen ? 20 : 16
         guard major >= 0, minor >= 0, raw.count >= headerSize else {
@@ -86,6 +87,9 @@ public enum DarknetWeights {
             } else {
                 weights = take(s.filters * patch)
             }
+            if let problem = WeightSanity.problem(weights: weights, biases: biases) {
+                throw YOLOError.invalidFile(path: path, message: "layer \(index) [convolutional] (cfg line \(s.line)): \(problem)")
+            }
             result[index] = ConvolutionParameters(weights: FloatBuffer(weights), biases: FloatBuffer(biases))
         }
         return result
@@ -102,5 +106,34 @@ public enum DarknetWeights {
             for i in f * patch ..< (f + 1) * patch { weights[i] *= factor }
             biases[f] -= means[f] * factor
         }
+    }
+}
+
+/// The check every loader applies to a convolution's parameters (after batch-norm folding).
+///
+/// Non-finite values, and values beyond ±`maximumMagnitude`, are rejected: they come from corrupted
+/// files, and a forward pass over them overflows to infinities that decode as boxes with 100 %
+/// confidence. The bound is far above trained detectors (yolov3-tiny's largest folded weight is 21.3)
+/// and far below where float32 sums overflow.
+public enum WeightSanity {
+    public static let maximumMagnitude: Float = 1e6
+
+    /// A description of the first bad value, or nil when all are usable.
+    public static func problem(weights: [Float], biases: [Float]) -> String? {
+        if let message = problem(in: weights, name: "weight") { return message }
+        return problem(in: biases, name: "bias")
+    }
+
+    public static func problem(in values: some Collection<Float>, name: String) -> String? {
+        var largest: Float = 0
+        for value in values {
+            // NaN fails both comparisons, so it also lands here.
+            guard value.magnitude <= maximumMagnitude else {
+                return value.isFinite ? "a \(name) of \(value) is beyond ±\(maximumMagnitude) (a corrupted file?)"
+                                      : "a \(name) is \(value) (a corrupted file?)"
+            }
+            largest = max(largest, value.magnitude)
+        }
+        return nil
     }
 }

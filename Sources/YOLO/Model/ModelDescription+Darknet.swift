@@ -16,6 +16,11 @@ extension ModelDescription {
             throw YOLOError.invalidConfig(path: path, line: config.sections.first?.line ?? 1,
                                           message: "the first section must be [net]")
         }
+        let limit = ModelLimits.standard.maximumLayers
+        guard config.sections.count - 1 <= limit else {
+            throw YOLOError.invalidConfig(path: path, line: config.sections[limit + 1].line,
+                                          message: "the cfg has \(config.sections.count - 1) layers, more than the limit of \(limit)")
+        }
         var net = SectionReader(first, path: path)
         let input = Shape(channels: try net.int("channels", default: 3),
                           height: try net.int("height", default: 416),
@@ -53,7 +58,7 @@ extension ModelDescription {
             throw YOLOError.invalidConfig(path: path, line: first.line, message: "the cfg has no layers after [net]")
         }
         self.init(inputShape: input, layers: layers, path: path)
-        _ = try geometry(width: input.width, height: input.height)
+        try validate()
     }
 }
 
@@ -84,6 +89,11 @@ struct SectionReader {
         }
         guard let value = Int(entry.value) else {
             throw error(entry.line, "'\(key)' must be an integer, found '\(entry.value)'")
+        }
+        // Bounded here so defaults derived from it (a max-pool's padding = size − 1) cannot overflow;
+        // the validator applies the real limits.
+        guard value >= -(1 << 30), value <= 1 << 30 else {
+            throw error(entry.line, "'\(key)' = \(value) is out of range")
         }
         return value
     }

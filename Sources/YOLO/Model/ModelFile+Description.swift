@@ -25,16 +25,6 @@ enum ModelFileCodes {
     }
 }
 
-/// Limits on decoded values, so a hostile file cannot overflow shape arithmetic.
-enum ModelFileLimits {
-    static let dimension = 1...65_536
-    static let kernel = 1...1_024
-    static let stride = 1...1_024
-    static let padding = 0...1_024
-    static let classes = 1...1_000_000
-    static let layerReference = 0...1_000_000
-}
-
 extension ByteWriter {
     /// Writes `description`: input shape, then each layer as a kind code, its cfg line and its fields.
     mutating func description(_ description: ModelDescription) {
@@ -71,21 +61,29 @@ extension ByteWriter {
 }
 
 extension ByteReader {
-    /// Reads a description written by `ByteWriter.description`, checking every value's range and
-    /// every layer reference; `path` becomes the description's path.
+    /// Reads a description written by `ByteWriter.description`; `path` becomes the description's path.
+    /// Only the encoding is checked here (counts against the bytes left, enum codes); the values go
+    /// through the same validator as a cfg's (`ModelDescription.checkFields`, then `shapes`).
     mutating func description() throws -> ModelDescription {
-        let range = ModelFileLimits.dimension
-        let input = Shape(channels: try int("input channels", in: range), height: try int("input height", in: range),
-                          width: try int("input width", in: range))
+        let input = Shape(channels: try i32("input channels"), height: try i32("input height"), width: try i32("input width"))
         let layerCount = try count("layer count", elementSize: 5)
+        // Checked before the layers are read, so a huge count cannot make the reader build millions of specs.
+        guard layerCount <= ModelLimits.standard.maximumLayers else {
+            throw failure("\(layerCount) layers, more than the limit of \(ModelLimits.standard.maximumLayers)")
+        }
         var layers: [LayerSpec] = []
         for index in 0..<layerCount {
             context = "network description, layer \(index)"
             layers.append(try layer(index: index))
         }
         context = "network description"
-        guard !layers.isEmpty else { throw failure("has no layers") }
-        return ModelDescription(inputShape: input, layers: layers, path: path)
+        let description = ModelDescription(inputShape: input, layers: layers, path: path)
+        do {
+            try description.checkFields(.standard)
+        } catch {
+            throw failure(error.message)
+        }
+        return description
     }
 
     private mutating func activation() throws -> Activation {
@@ -94,94 +92,37 @@ extension ByteReader {
         return activation
     }
 
-    private mutating func reference(_ what: String, before index: Int) throws -> Int {
-        let value = try i32(what)
-        guard value >= 0 && value < index else { throw failure("\(what) \(value) is not an earlier layer") }
-        return value
-    }
-
     private mutating func layer(index: Int) throws -> LayerSpec {
         let kind = try u8("layer kind")
         let line = try i32("cfg line")
-        let limits = ModelFileLimits.self
         switch kind {
         case ModelFileCodes.convolution:
-            let filters = try int("filters", in: limits.dimension), size = try int("size", in: limits.kernel)
-            let stride = try int("stride", in: limits.stride), padding = try int("padding", in: limits.padding)
+            let filters = try i32("filters"), size = try i32("size"), stride = try i32("stride"), padding = try i32("padding")
             let batchNormalize = try u8("batch_normalize")
             guard batchNormalize <= 1 else { throw failure("batch_normalize flag is \(batchNormalize), not 0 or 1") }
             return .convolution(ConvolutionSpec(filters: filters, size: size, stride: stride, padding: padding,
                                                 batchNormalize: batchNormalize == 1, activation: try activation(), line: line))
         case ModelFileCodes.maxPool:
-            return .maxPool(MaxPoolSpec(size: try int("size", in: limits.kernel), stride: try int("stride", in: limits.stride),
-                                        padding: try int("padding", in: limits.padding), line: line))
+            return .maxPool(MaxPoolSpec(size: try i32("size"), stride: try i32("stride"), padding: try i32("padding"), line: line))
         case ModelFileCodes.upsample:
-            return .upsample(UpsampleSpec(stride: try int("stride", in: limits.stride), scale: try finite("scale"), line: line))
+            return .upsample(UpsampleSpec(stride: try i32("stride"), scale: try f32("scale"), line: line))
         case ModelFileCodes.route:
             let count = try self.count("route source count", elementSize: 4)
-            guard count > 0 else { throw failure("route has no source layers") }
             var sources: [Int] = []
-            for _ in 0..<count { sources.append(try reference("route source", before: index)) }
-            let groups = try int("groups", in: 1...limits.dimension.upperBound)
-            let groupIndex = try int("group_id", in: 0...groups - 1)
-            return .route(RouteSpec(layers: sources, groups: groups, groupIndex: groupIndex, line: line))
+            for _ in 0..<count { sources.append(try i32("route source")) }
+            return .route(RouteSpec(layers: sources, groups: try i32("groups"), groupIndex: try i32("group_id"), line: line))
         case ModelFileCodes.shortcut:
-            return .shortcut(ShortcutSpec(from: try reference("shortcut source", before: index), activation: try activation(), line: line))
+            return .shortcut(ShortcutSpec(from: try i32("shortcut source"), activation: try activation(), line: line))
         case ModelFileCodes.yolo:
             let maskCount = try count("mask count", elementSize: 4)
             var mask: [Int] = []
             for _ in 0..<maskCount { mask.append(try i32("mask")) }
             let anchorCount = try count("anchor count", elementSize: 4)
-            guard anchorCount > 0, anchorCount % 2 == 0 else { throw failure("needs an even, positive number of anchor values, has \(anchorCount)") }
             var anchors: [Float] = []
-            for _ in 0..<anchorCount {
-                let value = try finite("anchor")
-                guard value > 0 else { throw failure("anchor \(value) is not positive") }
-                anchors.append(value)
-            }
-            if let bad = mask.first(where: { $0 < 0 || $0 >= anchorCount / 2 }) {
-                throw failure("mask index \(bad) is outside the \(anchorCount / 2) anchors")
-            }
-            return .yolo(YOLOSpec(mask: mask, anchors: anchors, classes: try int("classes", in: limits.classes),
-                                  scaleXY: try finite("scale_x_y"), line: line))
+            for _ in 0..<anchorCount { anchors.append(try f32("anchor")) }
+            return .yolo(YOLOSpec(mask: mask, anchors: anchors, classes: try i32("classes"), scaleXY: try f32("scale_x_y"), line: line))
         default:
             throw failure("unknown layer kind \(kind)")
         }
-    }
-}
-
-// MARK: - Overflow-safe shape check
-
-extension ModelDescription {
-    /// Propagates channel counts and sizes with overflow checks, so that later shape arithmetic
-    /// (`geometry`, element counts) cannot trap on a hostile description. Returns a message naming
-    /// the first layer whose output exceeds 2²⁴ per axis or 2⁴⁰ elements, or nil.
-    func implausibleShapeMessage() -> String? {
-        let limit = 1 << 24
-        var shapes: [(c: Int, h: Int, w: Int)] = []
-        var current = (c: inputShape.channels, h: inputShape.height, w: inputShape.width)
-        for (index, layer) in layers.enumerated() {
-            switch layer {
-            case .convolution(let s):
-                current = (s.filters, (current.h + 2 * s.padding - s.size) / s.stride + 1, (current.w + 2 * s.padding - s.size) / s.stride + 1)
-            case .maxPool(let s):
-                current = (current.c, (current.h + s.padding - s.size) / s.stride + 1, (current.w + s.padding - s.size) / s.stride + 1)
-            case .upsample(let s):
-                current = (current.c, current.h * s.stride, current.w * s.stride)
-            case .route(let s):
-                var channels = 0
-                for source in s.layers { channels += shapes[source].c }
-                current = (channels, shapes[s.layers[0]].h, shapes[s.layers[0]].w)
-            case .shortcut, .yolo:
-                break
-            }
-            let (plane, o1) = current.h.multipliedReportingOverflow(by: current.w)
-            let (count, o2) = plane.multipliedReportingOverflow(by: current.c)
-            guard max(current.c, current.h, current.w) <= limit, !o1, !o2, count <= 1 << 40 else {
-                return "layer \(index) [\(layer.sectionName)] has an implausible output size \(current.w)x\(current.h)x\(current.c)"
-            }
-            shapes.append(current)
-        }
-        return nil
     }
 }

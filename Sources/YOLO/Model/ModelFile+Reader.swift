@@ -77,13 +77,11 @@ extension ModelFile {
         let metadataEnd = headerSize + Int(metadataLength)
         var reader = ByteReader(base: base, range: headerSize..<metadataEnd, path: path, context: "network description")
         let description = try reader.description()
-        if let message = description.implausibleShapeMessage() { throw reader.failure(message) }
         let geometry: [LayerGeometry]
         do {
-            geometry = try description.geometry(width: description.inputShape.width, height: description.inputShape.height)
-        } catch let error as YOLOError {
-            if case .invalidConfig(_, _, let message) = error { throw reader.failure(message) }
-            throw error
+            geometry = try description.shapes(width: description.inputShape.width, height: description.inputShape.height, limits: .standard)
+        } catch {
+            throw reader.failure(error.message)
         }
         reader.context = "labels"
         let labelCount = try reader.count("label count", elementSize: 4)

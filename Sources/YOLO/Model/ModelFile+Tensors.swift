@@ -61,7 +61,12 @@ struct TensorLayout {
             let biases = try blob(&reader, "biases", expected: biasBytes)
             _ = try blob(&reader, "table", expected: 0)
             _ = try blob(&reader, "scales", expected: 0)
-            return .float(ConvolutionParameters(weights: floats(at: weights, count: count), biases: floats(at: biases, count: filters)))
+            let parameters = ConvolutionParameters(weights: floats(at: weights, count: count), biases: floats(at: biases, count: filters))
+            if let problem = WeightSanity.problem(in: parameters.weights.buffer, name: "weight")
+                ?? WeightSanity.problem(in: parameters.biases.buffer, name: "bias") {
+                throw reader.failure(problem)
+            }
+            return .float(parameters)
         case .lut:
             guard let type = LUTType(rawValue: bits) else { throw reader.failure("unsupported LUT code width \(bits) bits (supported: 8, 6, 4)") }
             guard let granularity = LUTGranularity(rawValue: granularityCode) else {
@@ -77,11 +82,18 @@ struct TensorLayout {
             guard tableBuffer.buffer.allSatisfy(\.isFinite), scaleBuffer.buffer.allSatisfy({ $0.isFinite && $0 >= 0 }) else {
                 throw reader.failure("table or scales hold non-finite or negative values")
             }
+            // The largest weight the codes can expand to must pass the same check as float weights.
+            let largest = (tableBuffer.buffer.map(\.magnitude).max() ?? 0) * (scaleBuffer.buffer.max() ?? 0)
+            let biasBuffer = floats(at: biases, count: filters)
+            if let problem = WeightSanity.problem(in: CollectionOfOne(largest), name: "weight")
+                ?? WeightSanity.problem(in: biasBuffer.buffer, name: "bias") {
+                throw reader.failure(problem)
+            }
             let weights = LUTWeights(type: type, granularity: granularity, rows: filters, rowLength: rowLength,
                                      table: tableBuffer, scales: scaleBuffer,
                                      codes: ByteBuffer(borrowing: (base + codes).assumingMemoryBound(to: UInt8.self),
                                                        count: type.packedByteCount(codes: count), owner: owner))
-            return .lut(QuantizedConvolution(weights: weights, biases: floats(at: biases, count: filters)))
+            return .lut(QuantizedConvolution(weights: weights, biases: biasBuffer))
         }
     }
 }

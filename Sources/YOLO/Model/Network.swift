@@ -17,16 +17,17 @@ public struct Network: Sendable {
     /// `algorithm` is passed to every convolution (`.auto`: Winograd where it applies, see
     /// `Convolution.preferredAlgorithm`); `.im2col` gives the plain reference path.
     ///
+    /// `memoryBudget` bounds the working memory one workspace for this size needs (estimated before
+    /// anything is built: `estimatedWorkspaceBytes`).
+    ///
     /// - Throws: `YOLOError.invalidConfig` when the layers' shapes do not fit at that size,
-    ///   `.invalidArgument` for a non-positive size.
-    public init(model: Model, width: Int? = nil, height: Int? = nil, algorithm: ConvolutionAlgorithm = .auto) throws {
+    ///   `.invalidArgument` for a size outside 1...8192 or one that needs more memory than `memoryBudget`.
+    public init(model: Model, width: Int? = nil, height: Int? = nil, algorithm: ConvolutionAlgorithm = .auto,
+                memoryBudget: Int = MemoryBudget.defaultBytes) throws {
         let description = model.description
         let width = width ?? description.inputShape.width
         let height = height ?? description.inputShape.height
-        guard width > 0, height > 0 else {
-            throw YOLOError.invalidArgument("network input size must be positive, got \(width)x\(height)")
-        }
-        let geometry = try description.geometry(width: width, height: height)
+        let geometry = try Network.checkMemory(description, width: width, height: height, budget: memoryBudget)
         var layers: [any Layer] = []
         for (index, spec) in description.layers.enumerated() {
             let g = geometry[index]
@@ -66,6 +67,43 @@ public struct Network: Sendable {
         self.layers = layers
         self.headIndices = description.heads.map(\.index)
         self.model = model
+    }
+
+    /// The shapes of `description` at `width × height`, after checking that the size is within the limits
+    /// and that one workspace for it fits `budget` bytes (`estimatedWorkspaceBytes`). Allocates nothing large.
+    ///
+    /// - Throws: `YOLOError.invalidArgument` for a size outside 1...8192 or over budget,
+    ///   `.invalidConfig` when the layers' shapes do not fit at that size.
+    @discardableResult
+    public static func checkMemory(_ description: ModelDescription, width: Int, height: Int, budget: Int) throws -> [LayerGeometry] {
+        let side = 1...ModelLimits.standard.maximumSide
+        guard side.contains(width), side.contains(height) else {
+            throw YOLOError.invalidArgument("network input size \(width)x\(height) is outside 1...\(side.upperBound) per side")
+        }
+        let geometry = try description.geometry(width: width, height: height)
+        let needed = estimatedWorkspaceBytes(description: description, geometry: geometry)
+        guard needed <= budget else {
+            throw YOLOError.invalidArgument(
+                "\(description.path): the \(width)x\(height) input needs about \(MemoryBudget.format(needed)) of working memory, "
+                + "more than the budget of \(MemoryBudget.format(budget)) (use a smaller input size, or raise the budget: "
+                + "--memory-budget, DetectionOptions.memoryBudget)")
+        }
+        return geometry
+    }
+
+    /// Bytes one workspace keeping only the heads needs at the sizes in `geometry`: the layer outputs,
+    /// shared where their lifetimes allow (as `Workspace` places them), plus the largest unfolded
+    /// (im2col) convolution input, which bounds the scratch of every convolution algorithm here, and each
+    /// worker's GEMM panels. An estimate made before any layer is built, so an absurd size fails before it allocates.
+    public static func estimatedWorkspaceBytes(description: ModelDescription, geometry: [LayerGeometry]) -> Int {
+        let heads = Set(description.heads.map(\.index))
+        let (_, outputs) = Workspace.place(counts: geometry.map(\.outputShape.count), inputs: geometry.map(\.inputs), keeping: heads)
+        var scratch = 0
+        for (spec, g) in zip(description.layers, geometry) {
+            guard case .convolution(let s) = spec else { continue }
+            scratch = max(scratch, g.inputShapes[0].channels * s.size * s.size * g.outputShape.planeCount)
+        }
+        return (outputs + scratch + 16 + GEMM.scratchCount * Parallel.coreCount) * MemoryLayout<Float>.stride
     }
 
     /// Replaces each max-pool that can compute the convolution before it (`ConvolutionMaxPool`) by

@@ -132,7 +132,14 @@ public final class Workspace {
     /// that overlaps no output alive at the same time (a greedy interval packing).
     /// Skipped layers take no memory.
     static func place(_ layers: [any Layer], keeping: Set<Int>?, skipped: [Bool]) -> (offsets: [Int], total: Int) {
-        let sizes = layers.indices.map { skipped[$0] ? 0 : (layers[$0].outputShape.count + 15) / 16 * 16 }
+        place(counts: layers.indices.map { skipped[$0] ? 0 : layers[$0].outputShape.count }, inputs: layers.map(\.inputs),
+              keeping: keeping)
+    }
+
+    /// `place` for outputs of `counts` floats read by `inputs` (what a layer's `inputs` lists).
+    static func place(counts: [Int], inputs: [[Int]], keeping: Set<Int>?) -> (offsets: [Int], total: Int) {
+        let sizes = counts.map { ($0 + 15) / 16 * 16 }
+        let layers = inputs.indices
         guard let keeping else {
             var offsets: [Int] = []
             var total = 0
@@ -142,14 +149,14 @@ public final class Workspace {
             }
             return (offsets, total)
         }
-        var lastUse = Array(layers.indices)
-        for (index, layer) in layers.enumerated() {
-            for source in layer.inputs where source >= 0 { lastUse[source] = max(lastUse[source], index) }
+        var lastUse = Array(layers)
+        for (index, sources) in inputs.enumerated() {
+            for source in sources where source >= 0 { lastUse[source] = max(lastUse[source], index) }
         }
-        for index in keeping where layers.indices.contains(index) { lastUse[index] = layers.count }
+        for index in keeping where layers.contains(index) { lastUse[index] = layers.count }
         var offsets = [Int](repeating: 0, count: layers.count)
         var placed: [Int] = []
-        for index in layers.indices.sorted(by: { sizes[$0] > sizes[$1] || (sizes[$0] == sizes[$1] && $0 < $1) }) {
+        for index in layers.sorted(by: { sizes[$0] > sizes[$1] || (sizes[$0] == sizes[$1] && $0 < $1) }) {
             // Address ranges of outputs alive at the same time as this one, by start.
             let conflicts = placed.filter { other in index <= lastUse[other] && other <= lastUse[index] }
                 .map { (offsets[$0], offsets[$0] + sizes[$0]) }
@@ -161,7 +168,7 @@ public final class Workspace {
             offsets[index] = offset
             placed.append(index)
         }
-        let total = layers.indices.map { offsets[$0] + sizes[$0] }.max() ?? 0
+        let total = layers.map { offsets[$0] + sizes[$0] }.max() ?? 0
         return (offsets, total)
     }
 }

@@ -27,11 +27,14 @@ extension ModelConverter {
 
     /// `image` letterboxed to `shape` (any network input size), optionally mirrored left-right.
     public static func calibrationInput(_ image: Image, shape: Shape, mirrored: Bool = false) throws -> Tensor {
+        guard shape.channels == 1 || shape.channels == 3 else {
+            throw YOLOError.invalidArgument("calibration images can feed 1-channel (gray) or 3-channel (RGB) models, not \(shape.channels) channels")
+        }
         let crop = try Geometry.region(of: .unit, width: image.width, height: image.height)
         let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: .scaleFit,
                                  networkWidth: shape.width, networkHeight: shape.height)
         var values = [Float](repeating: 0, count: shape.count)
-        values.withUnsafeMutableBufferPointer { Geometry.makeInput(image, plan: plan, into: $0.baseAddress!) }
+        values.withUnsafeMutableBufferPointer { Geometry.makeInput(image, plan: plan, channels: shape.channels, into: $0.baseAddress!) }
         if mirrored {
             for row in 0..<(shape.channels * shape.height) { values[(row * shape.width)..<((row + 1) * shape.width)].reverse() }
         }

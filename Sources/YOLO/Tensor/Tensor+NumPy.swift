@@ -56,7 +56,15 @@ extension Tensor {
         default: throw fail("unsupported .npy shape \(dims) (want 1xCxHxW, CxHxW, HxW or N)")
         }
         let payloadStart = headerStart + headerLength
-        let expectedBytes = shape.count * 4
+        // Overflow-safe: a hostile shape's product must not trap; the data then bounds the allocation.
+        var expectedBytes = 4
+        for dimension in dims {
+            let (product, overflow) = expectedBytes.multipliedReportingOverflow(by: dimension)
+            guard !overflow, product <= data.count else {
+                throw fail("shape \(dims) needs more data bytes than the file's \(data.count)")
+            }
+            expectedBytes = product
+        }
         guard data.count - payloadStart == expectedBytes else {
             throw fail("shape \(dims) needs \(expectedBytes) data bytes, file holds \(data.count - payloadStart)")
         }

@@ -1,9 +1,11 @@
+import Foundation
+
 /// The one error type for user errors: bad files, bad formats, bad options.
 ///
 /// Every case carries the file it is about (when there is one) and what was expected and found,
 /// so that `description` is a single line a command-line user can act on.
 /// Programmer errors (violated preconditions) are not reported through this type.
-public enum YOLOError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum YOLOError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
     /// The file does not exist.
     case fileNotFound(path: String)
     /// The file exists but could not be read (permissions, a directory, an I/O error).
@@ -44,4 +46,7 @@ public enum YOLOError: Error, Equatable, Sendable, CustomStringConvertible {
             return location.isEmpty ? "\(path): \(message)" : "\(path): \(location): \(message)"
         }
     }
+
+    /// The same line as `description`, so `error.localizedDescription` in an app says what went wrong.
+    public var errorDescription: String? { description }
 }

@@ -20,10 +20,25 @@ public final class Detector: Sendable {
     /// Worker threads each `detect` call may use for its forward pass.
     public let threads: Int
 
-    /// Networks by input size, built on first use.
-    private let networks = Mutex<[Size: Network]>([:])
+    /// How many networks (one per input size) stay built; the least recently used goes first.
+    /// Each holds its own packed weights (about 35 MB for yolov3-tiny with `.auto`), and its idle scratch
+    /// memory goes with it.
+    public let maximumCachedNetworks: Int
+
+    /// Networks by input size, built on first use, most recently used last.
+    private let networks = Mutex<NetworkCache>(NetworkCache())
     /// Idle scratch memory by input size.
     private let pool = Mutex<[Size: [Scratch]]>([:])
+
+    private struct NetworkCache {
+        var entries: [Size: Network] = [:]
+        var order: [Size] = []
+
+        mutating func touch(_ key: Size) {
+            order.removeAll { $0 == key }
+            order.append(key)
+        }
+    }
 
     private struct Size: Hashable { var width: Int; var height: Int }
 
@@ -41,7 +56,10 @@ public final class Detector: Sendable {
     /// - Parameter algorithm: `.auto` (the default) for the fastest forward pass; `.im2col` skips the Winograd
     ///   filter transform at network build, which makes the first call cheaper (see `yolo detect`).
     /// - Parameter threads: worker threads per call (default: the machine's cores).
-    public init(model: Model, algorithm: ConvolutionAlgorithm = .auto, threads: Int = Parallel.coreCount) throws {
+    /// - Parameter maximumCachedNetworks: input sizes whose networks stay built (default 4; at least 1). With
+    ///   `.automatic` input sizes every new aspect ratio builds a network: this bounds the memory they hold.
+    public init(model: Model, algorithm: ConvolutionAlgorithm = .auto, threads: Int = Parallel.coreCount,
+                maximumCachedNetworks: Int = 4) throws {
         guard !model.description.heads.isEmpty else {
             throw YOLOError.invalidConfig(path: model.description.path, line: 1, message: "the model has no [yolo] layer to detect with")
         }
@@ -53,6 +71,19 @@ public final class Detector: Sendable {
         self.model = model
         self.algorithm = algorithm
         self.threads = max(1, threads)
+        self.maximumCachedNetworks = max(1, maximumCachedNetworks)
+    }
+
+    /// Drops every built network and all idle scratch memory; the next call builds what it needs again.
+    /// Calls running now keep what they use until they return.
+    public func releaseCaches() {
+        networks.withLock { $0 = NetworkCache() }
+        pool.withLock { $0 = [:] }
+    }
+
+    /// Input sizes with a built network, least recently used first.
+    public var cachedInputSizes: [(width: Int, height: Int)] {
+        networks.withLock { $0.order.map { ($0.width, $0.height) } }
     }
 
     /// Loads a darknet model (`.cfg`, `.weights`, names file).
@@ -84,13 +115,27 @@ public final class Detector: Sendable {
     /// The network for a `width × height` input (built once, then cached), if it fits `memoryBudget`.
     public func network(width: Int, height: Int, memoryBudget: Int = MemoryBudget.defaultBytes) throws -> Network {
         let key = Size(width: width, height: height)
-        if let network = networks.withLock({ $0[key] }) { return network }
-        let network = try Network(model: model, width: width, height: height, algorithm: algorithm, memoryBudget: memoryBudget)
-        return networks.withLock { cache in
-            if let existing = cache[key] { return existing }
-            cache[key] = network
+        let cached: Network? = networks.withLock { cache in
+            guard let network = cache.entries[key] else { return nil }
+            cache.touch(key)
             return network
         }
+        if let cached { return cached }
+        let network = try Network(model: model, width: width, height: height, algorithm: algorithm, memoryBudget: memoryBudget)
+        var evicted: [Size] = []
+        let result = networks.withLock { cache in
+            cache.touch(key)
+            if let existing = cache.entries[key] { return existing }
+            cache.entries[key] = network
+            while cache.order.count > maximumCachedNetworks {
+                let oldest = cache.order.removeFirst()
+                cache.entries[oldest] = nil
+                evicted.append(oldest)
+            }
+            return network
+        }
+        if !evicted.isEmpty { pool.withLock { for size in evicted { $0[size] = nil } } }
+        return result
     }
 
     /// Detects objects in `image` (upright pixels). Boxes are normalized to the full image.
@@ -203,7 +248,8 @@ public final class Detector: Sendable {
         }
         let size = try networkSize(for: options, regionWidth: 1, regionHeight: 1)
         // An automatic size depends on the image's aspect ratio: its budget is checked when its network is built.
-        if case .automatic = options.inputSize {} else if networks.withLock({ $0[Size(width: size.width, height: size.height)] }) == nil {
+        let automatic = if case .automatic = options.inputSize { true } else { false }
+        if !automatic, networks.withLock({ $0.entries[Size(width: size.width, height: size.height)] }) == nil {
             _ = try Network.checkMemory(model.description, width: size.width, height: size.height, budget: options.memoryBudget)
         }
         _ = try Geometry.region(of: options.regionOfInterest, width: 1_000_000, height: 1_000_000)
@@ -250,10 +296,19 @@ public final class Detector: Sendable {
         return Scratch(network: network, threads: threads)
     }
 
+    /// Keeps `scratch` for the next call at its size, unless that size's network has been evicted meanwhile
+    /// (its memory is then simply freed), and at most one idle scratch per worker thread a call may use.
     private func returnScratch(_ scratch: Scratch, for network: Network) {
         let key = Size(width: network.inputShape.width, height: network.inputShape.height)
-        pool.withLock { $0[key, default: []].append(scratch) }
+        let current = networks.withLock { $0.entries[key]?.identity == network.identity }
+        guard current else { return }
+        pool.withLock { pool in
+            if pool[key, default: []].count < Detector.idleScratchLimit { pool[key, default: []].append(scratch) }
+        }
     }
+
+    /// Idle scratch memories kept per input size: enough for this many concurrent calls to reuse theirs.
+    static let idleScratchLimit = 8
 }
 
 /// The stages of one `detect` call, for timing.

@@ -54,3 +54,22 @@ public struct Image: Sendable, Equatable {
         return (pixels[i], pixels[i + 1], pixels[i + 2])
     }
 }
+
+extension Image: CustomStringConvertible, CustomReflectable {
+    /// A one-line summary (size, and where it differs the original's size and the EXIF orientation),
+    /// never the pixels: `print(image)` in an app's log stays one line.
+    public var description: String {
+        var text = "Image(\(width)x\(height) RGB"
+        if sourceWidth != width || sourceHeight != height { text += ", decoded from \(sourceWidth)x\(sourceHeight)" }
+        if orientation != 1 { text += ", EXIF orientation \(orientation)" }
+        if !decodeWarnings.isEmpty { text += ", \(decodeWarnings.count) decoder warning(s)" }
+        return text + ")"
+    }
+
+    /// What `dump` and debuggers show: the summary fields, and the pixel count instead of the pixels.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["width": width, "height": height, "sourceWidth": sourceWidth, "sourceHeight": sourceHeight,
+                                "orientation": orientation, "decodeWarnings": decodeWarnings, "pixelBytes": pixels.count],
+               displayStyle: .struct)
+    }
+}

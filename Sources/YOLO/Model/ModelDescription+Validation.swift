@@ -18,8 +18,8 @@ extension ModelDescription {
         do {
             try checkFields(limits)
             _ = try shapes(width: inputShape.width, height: inputShape.height, limits: limits)
-        } catch let problem as DescriptionProblem {
-            throw YOLOError.invalidConfig(path: path, line: problem.line, message: problem.message)
+        } catch {
+            throw YOLOError.invalidConfig(path: path, line: error.line, message: error.message)
         }
     }
 

@@ -8,7 +8,7 @@ RELEASE := .build/release/yolo
 # folder (other flags than `make build`: sharing one would rebuild everything at each switch).
 TEST_FLAGS := -c release -Xswiftc -enable-testing --scratch-path .build/test
 
-.PHONY: all deps weights calibration model build demo test bench clean check-isa check-dependency
+.PHONY: all deps weights calibration model build demo test bench clean check-isa check-dependency fuzz fuzz-mutate asan tsan soak
 
 all: build
 
@@ -60,6 +60,30 @@ check-isa: build
 # flags, runs one detection and reports the best family (scripts/check-as-dependency.sh).
 check-dependency: weights
 	@bash scripts/check-as-dependency.sh
+
+# libFuzzer + AddressSanitizer targets for every loader (Fuzz/, a separate package), FUZZ_SECONDS each;
+# fails on any crash, leak, timeout or OOM and keeps the inputs under /tmp/fuzz-findings (Fuzz/README.md).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@bash Fuzz/run.sh $(FUZZ_SECONDS)
+
+# Mutation fuzzing of the command line's loaders, each case its own process (scripts/fuzz-mutate.py).
+fuzz-mutate: model
+	python3 scripts/fuzz-mutate.py --yolo $(RELEASE)
+
+# The test suite under AddressSanitizer / ThreadSanitizer (best kernel family; own build folders).
+SANITIZED = -c release -Xswiftc -enable-testing --scratch-path .build/$(1) --sanitize=$(2)
+asan: weights calibration
+	$(SWIFT) build --build-tests $(call SANITIZED,asan,address)
+	$(SWIFT) test --skip-build $(call SANITIZED,asan,address)
+tsan: weights calibration
+	$(SWIFT) build --build-tests $(call SANITIZED,tsan,thread)
+	$(SWIFT) test --skip-build $(call SANITIZED,tsan,thread)
+
+# 10,000 detections in one process (RSS at 1,000 and at 10,000) and 10,000 concurrent calls from
+# 8 threads checked against serial results (Benchmarks/Soak/main.swift).
+soak: model
+	cd Benchmarks && $(SWIFT) run -c release Soak
 
 clean:
 	rm -rf .build out

@@ -24,6 +24,12 @@ let package = Package(
             ],
             path: "Benchmarks/YOLOBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+        // 10,000 detections in one process (RSS at start and end) and 10,000 concurrent calls from 8
+        // threads checked against serial results: `swift run -c release Soak` (see Soak/main.swift).
+        .executableTarget(
+            name: "Soak",
+            dependencies: [.product(name: "YOLO", package: rootIdentity)],
+            path: "Soak"),
     ],
     swiftLanguageModes: [.v6]
 )

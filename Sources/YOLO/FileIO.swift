@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// Reading and writing whole files with errors that name the path.
-public enum FileIO {
+@_spi(Engine) public enum FileIO {
     /// Reads the whole file at `path`.
     /// - Throws: `YOLOError.fileNotFound` or `.unreadableFile`.
     public static func read(_ path: String) throws -> Data {

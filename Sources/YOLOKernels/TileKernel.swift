@@ -9,47 +9,47 @@
 /// column: the `tileRows` values of one column of A are adjacent); `B` is `k` rows of `columns`
 /// floats; C's rows are `ldc` floats apart and `columns` floats of each of the first `rows` rows are
 /// written (rows past `rows` are not).
-public struct TileKernel: Sendable {
+package struct TileKernel: Sendable {
     /// B's row `i` at `b + i · ldb`:
     /// `(k, a, b, ldb, c, ldc, rows, accumulate, bias, activationCode)`.
-    public typealias Strided = @convention(c) (
+    package typealias Strided = @convention(c) (
         Int, UnsafePointer<Float>, UnsafePointer<Float>, Int, UnsafeMutablePointer<Float>, Int, Int, Bool,
         UnsafePointer<Float>?, Int) -> Void
     /// B's row `i` at `b + offsets[i]` (a direct convolution's taps read in place), never accumulating:
     /// `(k, a, b, offsets, c, ldc, rows, bias, activationCode)`.
-    public typealias Offsets = @convention(c) (
+    package typealias Offsets = @convention(c) (
         Int, UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Int>, UnsafeMutablePointer<Float>, Int, Int,
         UnsafePointer<Float>?, Int) -> Void
 
-    public let strided: Strided
-    public let offsets: Offsets
+    package let strided: Strided
+    package let offsets: Offsets
 
-    public init(strided: Strided, offsets: Offsets) {
+    package init(strided: Strided, offsets: Offsets) {
         self.strided = strided
         self.offsets = offsets
     }
 }
 
 /// How a micro-kernel finds B's successive rows (each kernel specializes its body for both).
-public protocol RowsOfB {
+package protocol RowsOfB {
     /// The next row's first float.
     mutating func next() -> UnsafeRawPointer
 }
 
 /// Rows a fixed number of bytes apart.
 @frozen
-public struct StridedRows: RowsOfB {
+package struct StridedRows: RowsOfB {
     @usableFromInline var row: UnsafeRawPointer
     @usableFromInline let step: Int
 
     @inlinable @inline(__always)
-    public init(_ b: UnsafePointer<Float>, ldb: Int) {
+    package init(_ b: UnsafePointer<Float>, ldb: Int) {
         row = UnsafeRawPointer(b)
         step = ldb * MemoryLayout<Float>.stride
     }
 
     @inlinable @inline(__always)
-    public mutating func next() -> UnsafeRawPointer {
+    package mutating func next() -> UnsafeRawPointer {
         defer { row += step }
         return row
     }
@@ -57,18 +57,18 @@ public struct StridedRows: RowsOfB {
 
 /// Rows at listed offsets (in floats) from one base.
 @frozen
-public struct OffsetRows: RowsOfB {
+package struct OffsetRows: RowsOfB {
     @usableFromInline let base: UnsafePointer<Float>
     @usableFromInline var offsets: UnsafePointer<Int>
 
     @inlinable @inline(__always)
-    public init(_ base: UnsafePointer<Float>, offsets: UnsafePointer<Int>) {
+    package init(_ base: UnsafePointer<Float>, offsets: UnsafePointer<Int>) {
         self.base = base
         self.offsets = offsets
     }
 
     @inlinable @inline(__always)
-    public mutating func next() -> UnsafeRawPointer {
+    package mutating func next() -> UnsafeRawPointer {
         defer { offsets += 1 }
         return UnsafeRawPointer(base + offsets.pointee)
     }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import YOLO
+@_spi(Engine) import YOLO
 
 struct Bench: ParsableCommand, KernelSelecting {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import YOLO
 
 /// A hand-written SVG bar chart of per-layer medians: one row per layer, one bar per thread count.
 extension BenchReport {

@@ -1,5 +1,5 @@
 import Foundation
-import YOLO
+@_spi(Engine) import YOLO
 
 /// What `yolo bench` measured, and its renderings: text table, JSON, CSV and an SVG bar chart.
 struct BenchReport: Encodable {

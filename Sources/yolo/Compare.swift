@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import YOLO
+@_spi(Engine) import YOLO
 
 struct Compare: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import YOLO
+@_spi(Engine) import YOLO
 
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,5 @@
 import Foundation
-import YOLO
+@_spi(Engine) import YOLO
 
 /// What `yolo detect` prints for one image.
 struct DetectionReport {

@@ -1,5 +1,5 @@
 import Foundation
-import YOLO
+@_spi(Engine) import YOLO
 
 extension Eval {
     /// What a model run over the annotated images produced.

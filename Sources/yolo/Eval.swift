@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import YOLO
+@_spi(Engine) import YOLO
 
 /// `yolo eval`: COCO mAP of a results file, or of the model run over an annotated image set.
 struct Eval: ParsableCommand, KernelSelecting {

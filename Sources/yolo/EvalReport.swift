@@ -1,5 +1,5 @@
 import Foundation
-import YOLO
+@_spi(Engine) import YOLO
 
 /// What `yolo eval` prints: the 12 figures (pycocotools' layout or JSON), what they cover, per-class AP.
 struct EvalReport {

@@ -1,5 +1,5 @@
 import Foundation
-import YOLO
+@_spi(Engine) import YOLO
 
 /// Finding the images a command should read.
 enum ImageFiles {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import YOLO
+@_spi(Engine) import YOLO
 
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,7 +20,7 @@ struct Info: ParsableCommand {
 
     func run() throws {
         if kernels {
-            return KernelFamily.all.filter { $0.isSupported() }.forEach { print($0.name.rawValue) }
+            return KernelFamily.all.filter { $0.isSupported }.forEach { print($0.name.rawValue) }
         }
         if let model, model.hasSuffix(".\(ModelFile.fileExtension)") {
             return try showModelFile(model)

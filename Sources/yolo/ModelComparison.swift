@@ -1,5 +1,5 @@
 import Foundation
-import YOLO
+@_spi(Engine) import YOLO
 
 /// The accuracy report shared by `yolo convert --report` and `yolo compare`.
 enum ModelComparison {

@@ -23,7 +23,7 @@ import YOLOKernels
         #endif
         #expect(KernelFamily.best(for: Self.sse2Only).name == .portable)
         #expect(KernelFamily.best(for: CPUFeatures(cpuinfo: "")).name == .portable)
-        #expect(KernelFamily.active.isSupported())
+        #expect(KernelFamily.active.isSupported)
     }
 
     /// `yolo info --kernels` (what `make test` loops over) lists exactly the families this CPU runs, best first.
@@ -31,7 +31,7 @@ import YOLOKernels
         let result = try runYOLO(["info", "--kernels"], environment: ["YOLO_KERNEL": "portable"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let listed = result.stdout.split(whereSeparator: \.isNewline).map(String.init)
-        #expect(listed == KernelFamily.all.filter { $0.isSupported() }.map(\.name.rawValue))
+        #expect(listed == KernelFamily.all.filter { $0.isSupported }.map(\.name.rawValue))
         #expect(listed.first == KernelFamily.best().name.rawValue && listed.last == "portable")
     }
 
@@ -52,7 +52,7 @@ import YOLOKernels
     }
 
     /// The families this CPU can run that have their own micro-kernel.
-    static var runnable: [KernelFamily] { KernelFamily.all.filter { $0.tile != nil && $0.isSupported() } }
+    static var runnable: [KernelFamily] { KernelFamily.all.filter { $0.tile != nil && $0.isSupported } }
 
     struct Tile: CustomTestStringConvertible {
         let family: KernelFamily

@@ -1,6 +1,6 @@
 import Benchmark
 import Foundation
-import YOLO
+@_spi(Engine) import YOLO
 
 // Suites: the whole forward pass per algorithm and thread count (float, and the default lut8 model in
 // both weight residencies), the 13 convolution products of yolov3-tiny at 416x416 on the im2col path

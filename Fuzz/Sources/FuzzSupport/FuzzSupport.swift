@@ -10,7 +10,7 @@
 //   Detector.detect(_:options:), Image.init(width:height:pixels:), DetectionOptions.
 import Foundation
 import Synchronization
-import YOLO
+@_spi(Engine) import YOLO
 
 public enum Fuzz {
     /// The fuzzer's input as `Data` (copied; an empty input gives empty data).

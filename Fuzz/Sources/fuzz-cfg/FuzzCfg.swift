@@ -9,7 +9,7 @@
 // Network.estimatedWorkspaceBytes(description:geometry:), Network.checkMemory(_:width:height:budget:),
 // plus those listed in FuzzSupport.swift (zeroWeightModel, runIfSmall).
 import FuzzSupport
-import YOLO
+@_spi(Engine) import YOLO
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

@@ -8,7 +8,7 @@
 // .categoryID / .bbox.
 import Foundation
 import FuzzSupport
-import YOLO
+@_spi(Engine) import YOLO
 
 /// A small annotation set the fuzzed results are scored against (two images, two categories, a crowd box).
 let fixedAnnotations: COCOAnnotations = {

@@ -5,7 +5,7 @@
 // YOLO public entry points used (keep public or SPI-expose): Image.init(data:name:options:),
 // ImageDecodingOptions.init(applyOrientation:maxPixels:...), Image.width / .height / .pixels.
 import FuzzSupport
-import YOLO
+@_spi(Engine) import YOLO
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

@@ -12,7 +12,7 @@
 // file size u64 at byte 16, checksum u64 at byte 24 (ModelFile.checksumOffset, internal).
 import Foundation
 import FuzzSupport
-import YOLO
+@_spi(Engine) import YOLO
 
 func load(_ bytes: Data) {
     guard let model = try? Model(modelFileData: bytes, path: "fuzz.yolo", residency: .expanded) else { return }

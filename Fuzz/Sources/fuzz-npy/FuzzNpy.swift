@@ -3,7 +3,7 @@
 // YOLO public entry points used (keep public or SPI-expose): Tensor.parseNumPy(_:path:), Tensor.numPyData(),
 // Tensor.shape, Tensor.values.
 import FuzzSupport
-import YOLO
+@_spi(Engine) import YOLO
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

@@ -9,7 +9,7 @@
 // (A Data-based DarknetWeights entry point would remove the scratch file.)
 import Foundation
 import FuzzSupport
-import YOLO
+@_spi(Engine) import YOLO
 
 /// The description the weights are read against: a batch-normalized 3x3 convolution (4 filters on 3
 /// channels: 4·4 + 4·3·9 = 124 floats), a max-pool, a plain 1x1 convolution (18 filters on 4 channels:

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Boxes decoded from the YOLO heads, before suppression: structure of arrays.
-public struct Candidates: Sendable {
+@_spi(Engine) public struct Candidates: Sendable {
     /// Number of classes per candidate.
     public let classes: Int
     /// Box centres and sizes (cx, cy, w, h), normalized to the network input.
@@ -17,7 +17,7 @@ public struct Candidates: Sendable {
 
 /// Darknet's YOLO decoding (`get_yolo_detections`): sigmoid on x, y, objectness and class logits,
 /// exponential sizes times the head's anchors.
-public enum AnchorDecoding {
+@_spi(Engine) public enum AnchorDecoding {
     /// Appends the candidates of one head to `candidates`.
     ///
     /// - Parameters:

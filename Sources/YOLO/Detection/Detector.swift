@@ -20,6 +20,9 @@ public final class Detector: Sendable {
     /// Worker threads each `detect` call may use for its forward pass.
     public let threads: Int
 
+    /// The default `threads`: the number of cores this process may use.
+    public static let defaultThreads = Parallel.coreCount
+
     /// How many networks (one per input size) stay built; the least recently used goes first.
     /// Each holds its own packed weights (about 35 MB for yolov3-tiny with `.auto`), and its idle scratch
     /// memory goes with it.
@@ -58,7 +61,7 @@ public final class Detector: Sendable {
     /// - Parameter threads: worker threads per call (default: the machine's cores).
     /// - Parameter maximumCachedNetworks: input sizes whose networks stay built (default 4; at least 1). With
     ///   `.automatic` input sizes every new aspect ratio builds a network: this bounds the memory they hold.
-    public init(model: Model, algorithm: ConvolutionAlgorithm = .auto, threads: Int = Parallel.coreCount,
+    public init(model: Model, algorithm: ConvolutionAlgorithm = .auto, threads: Int = Detector.defaultThreads,
                 maximumCachedNetworks: Int = 4) throws {
         guard !model.description.heads.isEmpty else {
             throw YOLOError.invalidConfig(path: model.description.path, line: 1, message: "the model has no [yolo] layer to detect with")
@@ -113,7 +116,7 @@ public final class Detector: Sendable {
     }
 
     /// The network for a `width × height` input (built once, then cached), if it fits `memoryBudget`.
-    public func network(width: Int, height: Int, memoryBudget: Int = MemoryBudget.defaultBytes) throws -> Network {
+    @_spi(Engine) public func network(width: Int, height: Int, memoryBudget: Int = MemoryBudget.defaultBytes) throws -> Network {
         let key = Size(width: width, height: height)
         let cached: Network? = networks.withLock { cache in
             guard let network = cache.entries[key] else { return nil }
@@ -265,7 +268,7 @@ public final class Detector: Sendable {
     }
 
     /// Resolves class selectors to indices; nil means all classes.
-    public func allowedClasses(_ selectors: Set<DetectionOptions.ClassSelector>?) throws -> Set<Int>? {
+    @_spi(Engine) public func allowedClasses(_ selectors: Set<DetectionOptions.ClassSelector>?) throws -> Set<Int>? {
         guard let selectors else { return nil }
         guard !selectors.isEmpty else {
             throw YOLOError.invalidArgument("no classes selected: an empty set would report nothing (nil reports every class)")

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Computed once, next to the forward transform (`InputPlan`), and applied to every decoded box,
 /// so no later stage redoes crop or letterbox math.
-public struct BoxTransform: Sendable, Equatable {
+@_spi(Engine) public struct BoxTransform: Sendable, Equatable {
     public var scaleX: Double
     public var offsetX: Double
     public var scaleY: Double
@@ -18,7 +18,7 @@ public struct BoxTransform: Sendable, Equatable {
 }
 
 /// The forward transform for one image: which pixels go where in the network input.
-public struct InputPlan: Sendable, Equatable {
+@_spi(Engine) public struct InputPlan: Sendable, Equatable {
     /// Network input size.
     public var networkWidth: Int
     public var networkHeight: Int
@@ -30,13 +30,13 @@ public struct InputPlan: Sendable, Equatable {
     public var resizedHeight: Int
     public var placeX: Int
     public var placeY: Int
-    public var kernel: ResampleKernel
+    var kernel: ResampleKernel
     /// The way back: network-normalized → full-image-normalized.
     public var inverse: BoxTransform
 }
 
 /// A rectangle of whole pixels.
-public struct PixelRegion: Sendable, Equatable {
+@_spi(Engine) public struct PixelRegion: Sendable, Equatable {
     public var x: Int
     public var y: Int
     public var width: Int
@@ -51,7 +51,7 @@ public struct PixelRegion: Sendable, Equatable {
 }
 
 /// Crop, scale and region-of-interest geometry.
-public enum Geometry {
+@_spi(Engine) public enum Geometry {
     /// The pixel rectangle of a normalized region of interest in a `width × height` image
     /// (edges rounded to the nearest pixel). The unit rect gives the whole image exactly.
     public static func region(of roi: Rect, width: Int, height: Int) throws -> PixelRegion {
@@ -166,7 +166,7 @@ public enum Geometry {
     }
 }
 
-extension Image {
+@_spi(Engine) extension Image {
     /// The image in gray, each pixel's luma `(77 R + 150 G + 29 B) >> 8` (stb_image's, which darknet
     /// uses to load images for one-channel networks) written to all three channels. Gray images come
     /// back unchanged: the weights sum to 256.

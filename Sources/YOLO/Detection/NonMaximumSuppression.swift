@@ -1,5 +1,5 @@
 /// Non-maximum suppression over decoded candidates.
-public enum NonMaximumSuppression {
+@_spi(Engine) public enum NonMaximumSuppression {
     /// Darknet's `do_nms_sort`, per class: for each class, visit candidates by that class's probability
     /// (descending, ties in candidate order) and zero the class probability of every later candidate whose
     /// IoU with a surviving one exceeds `threshold`. A box keeps its other classes.

@@ -4,7 +4,7 @@ import Foundation
 
 extension Image {
     /// The file formats `Image` decodes, recognised by their first bytes (never by file name).
-    public enum FileFormat: String, Sendable {
+    @_spi(Engine) public enum FileFormat: String, Sendable {
         /// JPEG: starts with FF D8 FF.
         case jpeg
         /// PNG: starts with the 8-byte PNG signature.

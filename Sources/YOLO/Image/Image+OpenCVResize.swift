@@ -1,6 +1,6 @@
 // MARK: - OpenCV-compatible bilinear resize of 8-bit pixels
 
-extension Image {
+@_spi(Engine) extension Image {
     /// Resizes `region` of this image to `width × height` exactly as OpenCV's `cv::resize` with
     /// `INTER_LINEAR` does on 8-bit pixels (its vectorized path, as in opencv-python 4.x on x86-64):
     ///

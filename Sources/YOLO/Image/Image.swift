@@ -36,7 +36,7 @@ public struct Image: Sendable, Equatable {
     /// Wraps RGB pixels that were decoded at reduced scale from an original of `sourceWidth` x
     /// `sourceHeight` upright pixels.
     /// - Precondition: `pixels.count == width * height * 3`, source size at least the image size.
-    public init(width: Int, height: Int, pixels: [UInt8], sourceWidth: Int, sourceHeight: Int) {
+    @_spi(Engine) public init(width: Int, height: Int, pixels: [UInt8], sourceWidth: Int, sourceHeight: Int) {
         precondition(width > 0 && height > 0 && pixels.count == width * height * 3,
                      "Image: \(pixels.count) bytes for \(width)x\(height) RGB")
         precondition(sourceWidth >= width && sourceHeight >= height,

@@ -8,19 +8,19 @@
 /// - `openCVLinear`: OpenCV's `cv::resize(..., INTER_LINEAR)` on 8-bit pixels, bit for bit (see
 ///   `Image.resizedOpenCVLinear`): centre-aligned, 11-bit fixed-point weights, result rounded to 8 bits,
 ///   then divided by 255 — what `cv2.dnn.blobFromImage` feeds a network.
-public enum ResampleKernel: Sendable {
+enum ResampleKernel: Sendable {
     case darknet
     case openCVLinear
 }
 
 /// A planar float image: `channels` planes of `height × width` values.
-public struct PlanarImage: Sendable {
-    public var width: Int
-    public var height: Int
-    public var channels: Int
-    public var values: [Float]
+struct PlanarImage: Sendable {
+    var width: Int
+    var height: Int
+    var channels: Int
+    var values: [Float]
 
-    public init(width: Int, height: Int, channels: Int, values: [Float]) {
+    init(width: Int, height: Int, channels: Int, values: [Float]) {
         precondition(values.count == width * height * channels, "PlanarImage: size mismatch")
         self.width = width
         self.height = height
@@ -29,7 +29,7 @@ public struct PlanarImage: Sendable {
     }
 
     /// The pixels of `region` (x, y, width, height in pixels) of `image` as planar RGB floats `v / 255`.
-    public init(_ image: Image, region: (x: Int, y: Int, width: Int, height: Int)) {
+    init(_ image: Image, region: (x: Int, y: Int, width: Int, height: Int)) {
         precondition(region.x >= 0 && region.y >= 0 && region.width > 0 && region.height > 0
                      && region.x + region.width <= image.width && region.y + region.height <= image.height,
                      "PlanarImage: region outside the image")
@@ -53,7 +53,7 @@ public struct PlanarImage: Sendable {
     }
 
     /// This image resampled to `width × height` with darknet's `resize_image`.
-    public func resized(width outW: Int, height outH: Int) -> PlanarImage {
+    func resized(width outW: Int, height outH: Int) -> PlanarImage {
         precondition(outW > 0 && outH > 0, "resized: empty target")
         return darknetResized(width: outW, height: outH)
     }

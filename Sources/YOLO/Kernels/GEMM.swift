@@ -7,7 +7,7 @@ import YOLOKernels
 /// micro-kernel (`KernelFamily.active`, e.g. AVX2's 6 × 16 or AVX-512's 6 × 64 tiles) the product runs
 /// it (`GEMM+Kernel.swift`, bias and activation applied in registers); the portable family calls
 /// OpenBLAS's `sgemm` on the same row-major data.
-public enum GEMM {
+@_spi(Engine) public enum GEMM {
     /// The active family's micro-kernel, nil when products go to OpenBLAS.
     static var tile: TileKernel? { KernelFamily.active.tile }
 

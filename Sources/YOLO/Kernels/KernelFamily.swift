@@ -24,33 +24,33 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Fast paths a family with its own micro-kernel provides beyond the im2col + GEMM convolution.
-    public struct FastPaths: OptionSet, Sendable {
-        public let rawValue: Int
-        public init(rawValue: Int) { self.rawValue = rawValue }
+    struct FastPaths: OptionSet, Sendable {
+        let rawValue: Int
+        init(rawValue: Int) { self.rawValue = rawValue }
         /// 3×3 convolution computed band by band and pooled at once (`ConvolutionMaxPool`).
-        public static let directConvolutionMaxPool = FastPaths(rawValue: 2)
+        static let directConvolutionMaxPool = FastPaths(rawValue: 2)
         /// Winograd transforms on whole rows of tiles (`Convolution+WinogradRows.swift`).
-        public static let winogradRows = FastPaths(rawValue: 4)
+        static let winogradRows = FastPaths(rawValue: 4)
         /// Winograd on small maps with transposed products (`Convolution+WinogradTransposed.swift`).
-        public static let winogradTransposed = FastPaths(rawValue: 8)
+        static let winogradTransposed = FastPaths(rawValue: 8)
     }
 
     public let name: Name
     /// Floats per SIMD register.
-    public let lanes: Int
+    let lanes: Int
     /// Rows × columns of C one micro-kernel call computes (1 × 1 for the portable family: BLAS).
-    public let tileRows: Int
-    public let tileColumns: Int
-    public let fastPaths: FastPaths
+    let tileRows: Int
+    let tileColumns: Int
+    let fastPaths: FastPaths
     /// The Winograd output tile `.auto` uses on maps up to 16×16 (2 or 4), chosen by measurement per
     /// family: F(4×4) needs 2.25× the memory for the transformed filters (yolov3-tiny: +62 MB).
-    public let smallMapWinogradTile: Int
+    let smallMapWinogradTile: Int
     /// The micro-kernel's entry points (nil: OpenBLAS). With one, weights are packed in panels of
     /// `tileRows` and bias and activation are applied in registers.
     let tile: TileKernel?
 
     /// True when the family multiplies with its own micro-kernel.
-    public var hasOwnKernel: Bool { tile != nil }
+    var hasOwnKernel: Bool { tile != nil }
 
     /// `/proc/cpuinfo` flags the family's code needs (its target's `-target-cpu`: haswell for AVX2,
     /// skylake-avx512 for AVX-512, whose AVX-512 subsets are F, CD, BW, DQ, VL).
@@ -70,7 +70,7 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// True when the family has all of `paths`.
-    public func has(_ paths: FastPaths) -> Bool { fastPaths.contains(paths) }
+    func has(_ paths: FastPaths) -> Bool { fastPaths.contains(paths) }
 
     // MARK: - The families
 
@@ -102,17 +102,20 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
     public static func named(_ name: Name) -> KernelFamily? { all.first { $0.name == name } }
 
     /// True when this CPU has everything the family needs.
-    public func isSupported(by cpu: CPUFeatures = .current) -> Bool { cpu.missing(requiredFeatures).isEmpty }
+    func isSupported(by cpu: CPUFeatures = .current) -> Bool { cpu.missing(requiredFeatures).isEmpty }
+
+    /// True when this machine's CPU has everything the family needs (what `select(_:source:)` checks).
+    public var isSupported: Bool { isSupported(by: .current) }
 
     /// The best family `cpu` supports.
-    public static func best(for cpu: CPUFeatures = .current) -> KernelFamily {
+    static func best(for cpu: CPUFeatures = .current) -> KernelFamily {
         all.first { $0.isSupported(by: cpu) } ?? all[all.count - 1]
     }
 
     /// The family for a request (`YOLO_KERNEL` or `--kernel`): `auto`/nil gives the best supported;
     /// a family the CPU lacks or an unknown name is an error naming what is missing.
-    public static func resolve(_ request: String?, cpu: CPUFeatures = .current,
-                               source: String = "YOLO_KERNEL") throws -> KernelFamily {
+    static func resolve(_ request: String?, cpu: CPUFeatures = .current,
+                        source: String = "YOLO_KERNEL") throws -> KernelFamily {
         guard let request, !request.isEmpty, request != "auto" else { return best(for: cpu) }
         let known = Name.allCases.map(\.rawValue).joined(separator: ", ")
         guard let name = Name(rawValue: request.lowercased()), let family = named(name) else {

@@ -5,7 +5,7 @@
 /// `GEMM.panelRows` rows, stored column by column inside a panel (`[panel][column][row in panel]`),
 /// the last panel zero-padded: the kernel then reads one short contiguous run per column. Without it
 /// the matrices are plain row-major, as BLAS expects.
-public struct PackedMatrix: Sendable {
+@_spi(Engine) public struct PackedMatrix: Sendable {
     /// Matrices in the batch.
     public let count: Int
     public let rows: Int

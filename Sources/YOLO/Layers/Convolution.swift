@@ -11,7 +11,7 @@ import Foundation
 /// `Convolution+Winograd.swift`); the choice and the transformed filters are fixed at init.
 /// Products run through `GEMM` on weights packed at init (`packed`), with bias and activation fused
 /// into the product's store. Work is split over `LayerIO.threads` workers.
-public struct Convolution: Layer {
+@_spi(Engine) public struct Convolution: Layer {
     public let inputs: [Int]
     public let inputShape: Shape
     public let outputShape: Shape
@@ -26,7 +26,7 @@ public struct Convolution: Layer {
     /// The algorithm this layer runs (never `.auto`).
     public let method: ConvolutionAlgorithm
     /// The Winograd geometry and transformed filters, when `method` is a Winograd one.
-    public let winograd: WinogradPlan?
+    let winograd: WinogradPlan?
     /// `weights` packed for `GEMM` (the GEMM path; nil with Winograd).
     public let packed: PackedMatrix?
 

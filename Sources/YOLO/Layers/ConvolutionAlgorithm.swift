@@ -14,7 +14,7 @@ public enum ConvolutionAlgorithm: String, Sendable, CaseIterable {
     case winograd4
 
     /// The output tile edge `m` of a Winograd algorithm, nil for the GEMM path.
-    public var winogradTile: Int? {
+    var winogradTile: Int? {
         switch self {
         case .winograd2: return 2
         case .winograd4: return 4

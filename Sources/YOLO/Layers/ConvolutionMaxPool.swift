@@ -10,7 +10,7 @@
 ///
 /// The fused result equals convolution + max-pool computed separately with the im2col + GEMM path,
 /// bit for bit (same sums in the same order, same comparisons).
-public struct ConvolutionMaxPool: Layer {
+@_spi(Engine) public struct ConvolutionMaxPool: Layer {
     /// The max-pool this layer stands for.
     public let pool: MaxPool
     /// The index of the convolution layer it can compute, and that layer.

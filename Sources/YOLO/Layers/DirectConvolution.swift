@@ -13,18 +13,18 @@
 /// Sums run over `c, ky, kx` in the order of im2col's rows, so each output equals the im2col + GEMM
 /// path's bit for bit (with bias and activation applied in registers the same way).
 /// Only with a kernel family that has this fast path (`KernelFamily.FastPaths.directConvolutionMaxPool`).
-public struct DirectConvolution: Sendable {
-    public let inputShape: Shape
-    public let filters: Int
-    public let activation: Activation
+struct DirectConvolution: Sendable {
+    let inputShape: Shape
+    let filters: Int
+    let activation: Activation
     /// Output rows per band (even).
-    public let bandRows: Int
+    let bandRows: Int
     /// Floats from one row of `P` or `O` to the next.
-    public let paddedWidth: Int
+    let paddedWidth: Int
     /// Floats from one channel of `P` to the next (`(bandRows + 2) · paddedWidth`, rounded to 16).
     let channelStride: Int
     /// Floats from one filter's plane of `O` to the next (`bandRows · paddedWidth`, rounded to the tile's columns).
-    public let outputStride: Int
+    let outputStride: Int
     let weights: PackedMatrix
     let biases: FloatBuffer
     /// `inChannels · 9` tap offsets into `P`.
@@ -37,7 +37,7 @@ public struct DirectConvolution: Sendable {
     ///   them), so they are not packed a second time; nil packs them here.
     /// - Precondition: `weights` is `filters × inChannels·9`, `biases` has `filters` floats, the
     ///   activation is not logistic (such convolutions are never fused: `ConvolutionMaxPool.qualifies`).
-    public init(inputShape: Shape, filters: Int, activation: Activation, weights: FloatBuffer, biases: FloatBuffer,
+    init(inputShape: Shape, filters: Int, activation: Activation, weights: FloatBuffer, biases: FloatBuffer,
                 packed: PackedMatrix? = nil) {
         precondition(KernelFamily.active.has(.directConvolutionMaxPool),
                      "DirectConvolution: the \(KernelFamily.active.name) kernel family has no direct convolution")
@@ -75,11 +75,11 @@ public struct DirectConvolution: Sendable {
     /// Floats of `P` (with room for the last 64-run's reads past the band).
     var paddedCount: Int { inputShape.channels * channelStride + 2 * GEMM.panelColumns }
     /// Floats of scratch one worker needs: `P`, then `O`.
-    public var scratchPerWorker: Int { paddedCount + filters * outputStride }
+    var scratchPerWorker: Int { paddedCount + filters * outputStride }
 
     /// Computes output rows `rows` (at most `bandRows`) of `input` (CHW) into `O`, which starts
     /// `paddedCount` floats into `scratch` (`scratchPerWorker` floats, 64-byte aligned); returns `O`.
-    public func band(_ rows: Range<Int>, input: UnsafePointer<Float>,
+    func band(_ rows: Range<Int>, input: UnsafePointer<Float>,
                      scratch: UnsafeMutablePointer<Float>) -> UnsafePointer<Float> {
         precondition(rows.count <= bandRows && rows.lowerBound >= 0 && rows.upperBound <= inputShape.height,
                      "DirectConvolution: band \(rows) of \(inputShape.height) rows, at most \(bandRows)")

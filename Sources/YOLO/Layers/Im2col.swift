@@ -1,10 +1,10 @@
 /// The im2col unfolding that turns a convolution into one matrix product.
-public enum Im2col {
+enum Im2col {
     /// Writes the `[C·size·size][outH·outW]` column matrix of `input` (CHW, `shape`) to `columns`.
     ///
     /// Row `(c·size + ky)·size + kx`, column `oy·outW + ox` holds input
     /// `(c, oy·stride + ky − padding, ox·stride + kx − padding)`, or 0 outside the image.
-    public static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
+    static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
                               outputHeight: Int, outputWidth: Int, into columns: UnsafeMutablePointer<Float>) {
         let (height, width) = (shape.height, shape.width)
         let plane = outputHeight * outputWidth
@@ -21,7 +21,7 @@ public enum Im2col {
     }
 
     /// Writes only rows `rows` (of `C·size·size`) of the column matrix; lets workers share the unfolding.
-    public static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
+    static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
                               outputHeight: Int, outputWidth: Int, rows: Range<Int>,
                               into columns: UnsafeMutablePointer<Float>) {
         let plane = outputHeight * outputWidth
@@ -36,7 +36,7 @@ public enum Im2col {
 
     /// Writes the column matrix of output rows `firstOutputRow ..< firstOutputRow + outputRows` only:
     /// a `[C·size·size][outputRows·outputWidth]` band, for unfolding a large map piece by piece.
-    public static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
+    static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
                               firstOutputRow: Int, outputRows: Int, outputWidth: Int,
                               into columns: UnsafeMutablePointer<Float>) {
         let n = outputRows * outputWidth

@@ -8,23 +8,23 @@
 ///
 /// Scratch layout: `[columns | per worker: packed weight block, one expanded row, GEMM scratch]`,
 /// each part rounded up to 16 floats. Blocks are split over `LayerIO.threads` workers.
-public struct LUTConvolution: Layer {
-    public let inputs: [Int]
-    public let steps: ConvolutionSteps
+struct LUTConvolution: Layer {
+    let inputs: [Int]
+    let steps: ConvolutionSteps
     /// `filters × inChannels·size²` codes.
-    public let weights: LUTWeights
+    let weights: LUTWeights
     /// `filters` floats.
-    public let biases: FloatBuffer
+    let biases: FloatBuffer
     /// Output channels expanded and multiplied together.
-    public let blockRows: Int
+    let blockRows: Int
 
     /// Floats of expanded weights a block may hold: 262,144 (1 MB).
-    public static let blockFloats = 262_144
+    static let blockFloats = 262_144
 
     /// - Parameter blockFloats: the most expanded weights held at once (default `LUTConvolution.blockFloats`);
     ///   a block always holds at least one output channel.
     /// - Precondition: the code and bias counts match the shapes (the model-file reader checks this).
-    public init(input: Int, inputShape: Shape, filters: Int, size: Int, stride: Int, padding: Int,
+    init(input: Int, inputShape: Shape, filters: Int, size: Int, stride: Int, padding: Int,
                 activation: Activation, weights: LUTWeights, biases: FloatBuffer, blockFloats: Int = LUTConvolution.blockFloats) {
         let steps = ConvolutionSteps(inputShape: inputShape, filters: filters, size: size, stride: stride,
                                      padding: padding, activation: activation)
@@ -40,9 +40,9 @@ public struct LUTConvolution: Layer {
         self.blockRows = min(filters, max(alignment, blockFloats / steps.patchLength / alignment * alignment))
     }
 
-    public var outputShape: Shape { steps.outputShape }
-    public var scratchCount: Int { Self.rounded(steps.columnsCount) + workerScratch * Parallel.coreCount }
-    public var algorithm: String { "\(weights.type) codes, " + (steps.isPointwise ? "1x1 gemm" : "im2col+gemm") }
+    var outputShape: Shape { steps.outputShape }
+    var scratchCount: Int { Self.rounded(steps.columnsCount) + workerScratch * Parallel.coreCount }
+    var algorithm: String { "\(weights.type) codes, " + (steps.isPointwise ? "1x1 gemm" : "im2col+gemm") }
 
     /// Floats of one packed weight block (`blockRows` rows, panel padding included).
     var blockCount: Int { Self.rounded(PackedMatrix.Layout(rows: blockRows, columns: steps.patchLength).matrixStride) }
@@ -53,7 +53,7 @@ public struct LUTConvolution: Layer {
     static func rounded(_ count: Int) -> Int { (count + 15) / 16 * 16 }
 
     /// Blocks of filters are dealt out to the workers, each expanding and multiplying in its own scratch.
-    public func forward(_ io: LayerIO) {
+    func forward(_ io: LayerIO) {
         let columns = steps.columns(io.input, scratch: io.scratch)
         let scratch = io.scratch + Self.rounded(steps.columnsCount)
         let (k, plane) = (steps.patchLength, steps.outputShape.planeCount)

@@ -1,5 +1,5 @@
 /// The pointers one layer works on during a forward pass. All memory belongs to a `Workspace`.
-public struct LayerIO {
+@_spi(Engine) public struct LayerIO {
     /// The layer's inputs, in the order of `Layer.inputs`; each holds that layer's output (CHW).
     public var inputs: UnsafeBufferPointer<UnsafePointer<Float>>
     /// Where the layer writes its output: `outputShape.count` floats.
@@ -23,7 +23,7 @@ public struct LayerIO {
 ///
 /// A layer holds only immutable data (its shapes and weights), so it is `Sendable` and a network
 /// can run on many threads at once, each with its own `Workspace`.
-public protocol Layer: Sendable {
+@_spi(Engine) public protocol Layer: Sendable {
     /// Indices of the layers whose outputs this layer reads; `-1` is the network input.
     var inputs: [Int] { get }
     /// The shape this layer produces.

@@ -4,7 +4,7 @@
 /// starts at offset `−(padding / 2)`: for a 2×2 window all the padding lands on the right and
 /// bottom, which is how the 2×2 stride-1 pool of yolov3-tiny keeps 13×13. Padded cells never win.
 /// Output size per axis: `(in + padding − size) / stride + 1`.
-public struct MaxPool: Layer {
+@_spi(Engine) public struct MaxPool: Layer {
     public let inputs: [Int]
     public let inputShape: Shape
     public let outputShape: Shape

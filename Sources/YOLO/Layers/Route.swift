@@ -2,7 +2,7 @@
 ///
 /// With `groups > 1` each source contributes only its `groupIndex`-th slice of channels
 /// (AlexeyAB's extension used by yolov4-tiny). All sources must share height and width.
-public struct Route: Layer {
+@_spi(Engine) public struct Route: Layer {
     public let inputs: [Int]
     public let inputShapes: [Shape]
     public let outputShape: Shape

@@ -1,5 +1,5 @@
 /// Darknet's shortcut (residual) layer: `activation(previous + from)`, element-wise, same shapes.
-public struct Shortcut: Layer {
+@_spi(Engine) public struct Shortcut: Layer {
     public let inputs: [Int]
     public let outputShape: Shape
     public let activation: Activation

@@ -1,5 +1,5 @@
 /// Nearest-neighbour upsampling by an integer `stride`: `out[c][y][x] = scale · in[c][y / stride][x / stride]`.
-public struct Upsample: Layer {
+@_spi(Engine) public struct Upsample: Layer {
     public let inputs: [Int]
     public let inputShape: Shape
     public let outputShape: Shape

@@ -1,43 +1,43 @@
 import Foundation
 
 /// A Winograd convolution's geometry and transformed filters, built once at network build.
-public struct WinogradPlan: Sendable {
-    public let transform: WinogradTransform
-    public let tilesY: Int
-    public let tilesX: Int
+struct WinogradPlan: Sendable {
+    let transform: WinogradTransform
+    let tilesY: Int
+    let tilesX: Int
     /// Tiles in one map: `tilesY · tilesX` (the GEMMs' N).
-    public let tiles: Int
+    let tiles: Int
     /// `tiles` rounded up to `tileAlignment`: the GEMMs then never need edge copies.
-    public let paddedTiles: Int
-    public let inChannels: Int
-    public let filters: Int
+    let paddedTiles: Int
+    let inChannels: Int
+    let filters: Int
     /// α² matrices of `filters × inChannels`, `U[ξ][filter][channel]`, packed for `GEMM` (nil when
     /// `transposed`).
-    public let u: PackedMatrix?
+    let u: PackedMatrix?
     /// True on small maps with the own kernel (`Convolution+WinogradTransposed.swift`): the products
     /// compute Mᵀ = Vᵀ·Uᵀ, tiles on the kernel's 6-row side and filters on its 64-column side, so few
     /// tiles (49 on yolov3-tiny's 13×13 and 26×26 layers) waste less than one 64-tile block would.
-    public let transposed: Bool
+    let transposed: Bool
     /// With `transposed`, Uᵀ for each ξ stored block by block for the kernel's 64-column side:
     /// `[ξ][filter block][channel][64]` (`paddedFilters` filters, the extra ones zero).
-    public let uBlocks: FloatBuffer?
+    let uBlocks: FloatBuffer?
     /// `filters` rounded up to 64.
-    public let paddedFilters: Int
+    let paddedFilters: Int
     /// Tiles per cache block (a multiple of `lanes`): V and M of one block stay in the core's L2.
     /// Equals `paddedTiles` (one block) when the filters are large, so U is packed once per layer.
-    public let blockTiles: Int
+    let blockTiles: Int
     /// Workers the scratch memory has room for when there are several blocks.
-    public let maxWorkers: Int
+    let maxWorkers: Int
     /// True when the transforms run on whole rows of tiles, 16 tiles (one tile row's run) per vector
     /// (`Convolution+WinogradRows.swift`): only with the own GEMM kernel and maps at least
     /// `rowTilesMinimum` tiles wide. Blocks are then whole tile rows: `blockRows` of them.
-    public let rowVectorized: Bool
+    let rowVectorized: Bool
     /// Tile rows per block when `rowVectorized`.
-    public let blockRows: Int
+    let blockRows: Int
     /// True when each worker runs whole blocks in its own scratch (many blocks that fit in L2);
     /// false when blocks run one after another with each step split over the workers. The 8-lane
     /// path always deals several blocks out.
-    public let dealsBlocks: Bool
+    let dealsBlocks: Bool
     /// Floats of V and M a block may hold to stay in a core's L2 (768 KB).
     static let l2BlockFloats = 196_608
     /// Floats of V and M a large block (in L3) may hold: 851,968 (3.25 MB).
@@ -45,8 +45,8 @@ public struct WinogradPlan: Sendable {
     /// The zero-padded copy of the input the tiles are read from: one cell of padding on the top
     /// and left, and enough on the bottom and right for the last tiles (`tiles · m + 2` per axis;
     /// wider when `rowVectorized`, whose loads cover whole groups of 16 tiles).
-    public let paddedHeight: Int
-    public let paddedWidth: Int
+    let paddedHeight: Int
+    let paddedWidth: Int
 
     /// Tiles per SIMD group of the transforms.
     static let lanes = 8
@@ -181,7 +181,7 @@ public struct WinogradPlan: Sendable {
     }
 
     /// Number of tile blocks.
-    public var blocks: Int {
+    var blocks: Int {
         if transposed { return 1 }
         return rowVectorized ? (tilesY + blockRows - 1) / blockRows : (paddedTiles + blockTiles - 1) / blockTiles
     }
@@ -221,7 +221,7 @@ public struct WinogradPlan: Sendable {
     /// Scratch floats: the padded input, one transform buffer per worker, then one block's worth of
     /// V and M per worker (one block in all when there is only one, or when blocks run one after
     /// another: `rowVectorized`).
-    public var scratchCount: Int {
+    var scratchCount: Int {
         paddedInputCount + transformBufferCount * maxWorkers
             + blockScratch * (blocks == 1 || (rowVectorized && !dealsBlocks) || transposed ? 1 : maxWorkers)
     }

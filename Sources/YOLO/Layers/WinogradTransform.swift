@@ -4,14 +4,14 @@
 /// `Y = Aᵀ [ (G g Gᵀ) ⊙ (Bᵀ d B) ] A`. The filter part `U = G g Gᵀ` is computed once per layer; the
 /// element-wise product over all channels becomes α² independent matrix products.
 /// Interpolation points: 0, ±1 (m = 2); 0, ±1, ±2 and ∞ (m = 4).
-public struct WinogradTransform: Sendable, Equatable {
+struct WinogradTransform: Sendable, Equatable {
     /// Output tile edge.
-    public let m: Int
+    let m: Int
     /// Input tile edge, `m + 2`.
-    public var alpha: Int { m + 2 }
+    var alpha: Int { m + 2 }
 
     /// - Precondition: `m` is 2 or 4.
-    public init(m: Int) {
+    init(m: Int) {
         precondition(m == 2 || m == 4, "WinogradTransform: only F(2x2,3x3) and F(4x4,3x3) exist, got m = \(m)")
         self.m = m
     }
@@ -19,7 +19,7 @@ public struct WinogradTransform: Sendable, Equatable {
     // MARK: - Matrices (row-major, Double for the one-time filter transform and for tests)
 
     /// `Bᵀ`, α×α.
-    public var inputMatrix: [[Double]] {
+    var inputMatrix: [[Double]] {
         let f2: [[Double]] = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]
         let f4: [[Double]] = [[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0],
                               [0, -2, -1, 2, 1, 0], [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]]
@@ -27,7 +27,7 @@ public struct WinogradTransform: Sendable, Equatable {
     }
 
     /// `G`, α×3.
-    public var filterMatrix: [[Double]] {
+    var filterMatrix: [[Double]] {
         let sixth = 1.0 / 6, twelfth = 1.0 / 12, quarter = 0.25, x24 = 1.0 / 24
         let f2: [[Double]] = [[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]]
         let f4: [[Double]] = [[quarter, 0, 0], [-sixth, -sixth, -sixth], [-sixth, sixth, -sixth],
@@ -36,14 +36,14 @@ public struct WinogradTransform: Sendable, Equatable {
     }
 
     /// `Aᵀ`, m×α.
-    public var outputMatrix: [[Double]] {
+    var outputMatrix: [[Double]] {
         let f2: [[Double]] = [[1, 1, 1, 0], [0, 1, -1, -1]]
         let f4: [[Double]] = [[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]]
         return m == 2 ? f2 : f4
     }
 
     /// `G g Gᵀ` for one 3×3 filter `g` (row-major, 9 values), as α×α row-major floats.
-    public func transformFilter(_ g: UnsafePointer<Float>) -> [Float] {
+    func transformFilter(_ g: UnsafePointer<Float>) -> [Float] {
         let G = filterMatrix
         var temp = [Double](repeating: 0, count: alpha * 3)  // G g: α×3
         for i in 0..<alpha {

@@ -2,7 +2,7 @@
 /// decoding into boxes happens in the detection stage from `anchors`, `mask` and `classes`.
 ///
 /// Channel layout: `anchor · (5 + classes) + [tx, ty, tw, th, objectness, class logits...]`.
-public struct YOLOHead: Layer {
+@_spi(Engine) public struct YOLOHead: Layer {
     public let inputs: [Int]
     public let outputShape: Shape
     /// Pairs (width, height) in network-input pixels, all anchors of the model.

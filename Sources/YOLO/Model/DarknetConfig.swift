@@ -3,7 +3,7 @@
 /// This type only splits the text; `ModelDescription` gives the keys their meaning.
 /// Comments start with `#` or `;`. Every section and entry remembers its 1-based line number so
 /// later errors can point at it.
-public struct DarknetConfig: Sendable {
+@_spi(Engine) public struct DarknetConfig: Sendable {
     public struct Entry: Sendable {
         public var key: String
         public var value: String

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The learned parameters of one convolution, batch norm already folded in.
-public struct ConvolutionParameters: Sendable {
+@_spi(Engine) public struct ConvolutionParameters: Sendable {
     /// `[filters][inChannels][size][size]`.
     public var weights: FloatBuffer
     /// `[filters]`.
@@ -19,7 +19,7 @@ public struct ConvolutionParameters: Sendable {
 /// (and both are below 1000), else int32; then, for each convolution in cfg order, float32
 /// biases[n], and when it has batch norm scales[n], rolling_mean[n], rolling_variance[n];
 /// then weights[n·c·size²]. The file must hold exactly that many floats.
-public enum DarknetWeights {
+@_spi(Engine) public enum DarknetWeights {
     /// Darknet's batch-norm epsilon, added to the square root of the variance (not inside it).
     public static let batchNormEpsilon: Float = 0.000001
 
@@ -115,7 +115,7 @@ public enum DarknetWeights {
 /// files, and a forward pass over them overflows to infinities that decode as boxes with 100 %
 /// confidence. The bound is far above trained detectors (yolov3-tiny's largest folded weight is 21.3)
 /// and far below where float32 sums overflow.
-public enum WeightSanity {
+@_spi(Engine) public enum WeightSanity {
     public static let maximumMagnitude: Float = 1e6
 
     /// A description of the first bad value, or nil when all are usable.

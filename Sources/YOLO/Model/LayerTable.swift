@@ -1,7 +1,7 @@
 import Foundation
 
 /// One row of the darknet-style layer table.
-public struct LayerSummary: Sendable {
+@_spi(Engine) public struct LayerSummary: Sendable {
     /// Layer type as darknet prints it: `conv`, `max`, `upsample`, `route`, `shortcut`, `yolo`.
     public var type: String
     /// Filters of a convolution, empty otherwise.
@@ -19,7 +19,7 @@ public struct LayerSummary: Sendable {
 }
 
 /// The layer table `yolo info` prints.
-public struct LayerTable: Sendable {
+@_spi(Engine) public struct LayerTable: Sendable {
     public var rows: [LayerSummary]
 
     /// Summarizes `description` at the sizes in `geometry` (from `description.geometry(width:height:)`).

@@ -11,16 +11,16 @@ import Darwin
 /// Buffers that borrow from the mapping keep this object alive as their owner; the mapping is
 /// removed when the last of them goes. Pages are read from the file on first touch and can be
 /// dropped by the kernel under memory pressure, so mapped weights cost no private memory.
-public final class MappedFile: @unchecked Sendable {
+final class MappedFile: @unchecked Sendable {
     /// First byte of the mapping (page aligned).
-    public let base: UnsafeRawPointer
+    let base: UnsafeRawPointer
     /// Bytes mapped: the file's size when it was opened (0 for an empty file, which maps nothing).
-    public let count: Int
+    let count: Int
 
     /// Maps the file at `path`.
     ///
     /// - Throws: `YOLOError.fileNotFound`, or `.unreadableFile` for a directory, or an I/O error.
-    public init(path: String) throws {
+    init(path: String) throws {
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else {
             let code = errno
@@ -56,5 +56,5 @@ public final class MappedFile: @unchecked Sendable {
     private nonisolated(unsafe) static let emptyByte = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 64)
 
     /// The mapped bytes.
-    public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
 }

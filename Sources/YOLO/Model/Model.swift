@@ -5,16 +5,16 @@ import Foundation
 /// Immutable and `Sendable`: load once, then build `Network`s at any input size from it and run
 /// them on any number of threads.
 public struct Model: Sendable {
-    public var description: ModelDescription
+    @_spi(Engine) public var description: ModelDescription
     /// Parameters of each convolution, keyed by layer index.
-    public var convolutions: [Int: ConvolutionParameters]
+    @_spi(Engine) public var convolutions: [Int: ConvolutionParameters]
     /// Class names, index = class id. Empty when no names file was given.
     public var labels: [String]
     /// Convolutions whose weights are kept as LUT codes, keyed by layer index (a model-file load with
     /// `WeightResidency.codes`, or a conversion). A layer is either here or in `convolutions`.
-    public var quantizedConvolutions: [Int: QuantizedConvolution] = [:]
+    @_spi(Engine) public var quantizedConvolutions: [Int: QuantizedConvolution] = [:]
 
-    public init(description: ModelDescription, convolutions: [Int: ConvolutionParameters], labels: [String]) {
+    @_spi(Engine) public init(description: ModelDescription, convolutions: [Int: ConvolutionParameters], labels: [String]) {
         self.description = description
         self.convolutions = convolutions
         self.labels = labels
@@ -34,7 +34,7 @@ public struct Model: Sendable {
     }
 
     /// Reads a names file: one label per non-empty line.
-    public static func readLabels(_ path: String) throws -> [String] {
+    @_spi(Engine) public static func readLabels(_ path: String) throws -> [String] {
         try FileIO.readText(path).split(whereSeparator: \.isNewline)
             .map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }

@@ -1,5 +1,5 @@
 /// Where one layer reads from and what shapes flow through it, for one network input size.
-public struct LayerGeometry: Sendable {
+@_spi(Engine) public struct LayerGeometry: Sendable {
     /// Source layers; `-1` is the network input.
     public var inputs: [Int]
     public var inputShapes: [Shape]

@@ -1,6 +1,6 @@
 /// A network as described by a darknet cfg: the input size and the layers with their options,
 /// before any weights. Sendable value; built once per model and shared.
-public struct ModelDescription: Sendable {
+@_spi(Engine) public struct ModelDescription: Sendable {
     /// The network input the cfg asks for (`[net] width, height, channels`).
     public var inputShape: Shape
     public var layers: [LayerSpec]
@@ -26,7 +26,7 @@ public struct ModelDescription: Sendable {
 }
 
 /// One layer as the cfg describes it. `line` is the cfg line of its section header.
-public enum LayerSpec: Sendable {
+@_spi(Engine) public enum LayerSpec: Sendable {
     case convolution(ConvolutionSpec)
     case maxPool(MaxPoolSpec)
     case upsample(UpsampleSpec)
@@ -58,7 +58,7 @@ public enum LayerSpec: Sendable {
     }
 }
 
-public struct ConvolutionSpec: Sendable, Equatable {
+@_spi(Engine) public struct ConvolutionSpec: Sendable, Equatable {
     public var filters: Int
     public var size: Int
     public var stride: Int
@@ -69,7 +69,7 @@ public struct ConvolutionSpec: Sendable, Equatable {
     public var line: Int
 }
 
-public struct MaxPoolSpec: Sendable, Equatable {
+@_spi(Engine) public struct MaxPoolSpec: Sendable, Equatable {
     public var size: Int
     public var stride: Int
     /// Total padding per axis (darknet default `size − 1`).
@@ -77,13 +77,13 @@ public struct MaxPoolSpec: Sendable, Equatable {
     public var line: Int
 }
 
-public struct UpsampleSpec: Sendable, Equatable {
+@_spi(Engine) public struct UpsampleSpec: Sendable, Equatable {
     public var stride: Int
     public var scale: Float
     public var line: Int
 }
 
-public struct RouteSpec: Sendable, Equatable {
+@_spi(Engine) public struct RouteSpec: Sendable, Equatable {
     /// Absolute layer indices, in cfg order.
     public var layers: [Int]
     public var groups: Int
@@ -91,14 +91,14 @@ public struct RouteSpec: Sendable, Equatable {
     public var line: Int
 }
 
-public struct ShortcutSpec: Sendable, Equatable {
+@_spi(Engine) public struct ShortcutSpec: Sendable, Equatable {
     /// Absolute index of the layer added to the previous one.
     public var from: Int
     public var activation: Activation
     public var line: Int
 }
 
-public struct YOLOSpec: Sendable, Equatable {
+@_spi(Engine) public struct YOLOSpec: Sendable, Equatable {
     /// Indices into `anchors` used by this head.
     public var mask: [Int]
     /// All anchors of the model as (width, height) pairs in input pixels, flattened: w0, h0, w1, h1, ...

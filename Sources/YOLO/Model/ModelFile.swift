@@ -9,15 +9,15 @@ import Foundation
 public enum ModelFile {
     /// The first 8 bytes: `0x89 'Y' 'O' 'L' 'O' '\r' '\n' 0x1A` (a non-ASCII first byte and a
     /// CR LF pair catch text-mode transfers, as in PNG).
-    public static let magic: [UInt8] = [0x89, 0x59, 0x4F, 0x4C, 0x4F, 0x0D, 0x0A, 0x1A]
+    @_spi(Engine) public static let magic: [UInt8] = [0x89, 0x59, 0x4F, 0x4C, 0x4F, 0x0D, 0x0A, 0x1A]
     /// Readers accept files of this major version and any minor version.
-    public static let majorVersion: UInt16 = 1
+    @_spi(Engine) public static let majorVersion: UInt16 = 1
     /// Minor versions add only fields that older readers may skip (appended after the note).
-    public static let minorVersion: UInt16 = 0
+    @_spi(Engine) public static let minorVersion: UInt16 = 0
     /// Bytes in the header.
-    public static let headerSize = 64
+    @_spi(Engine) public static let headerSize = 64
     /// Alignment of every blob and of the file length.
-    public static let alignment = 64
+    @_spi(Engine) public static let alignment = 64
     /// Byte offset of the checksum field in the header.
     static let checksumOffset = 24
 
@@ -38,7 +38,7 @@ public enum ModelFile {
     /// word counts as zero. Each step `h = (h ^ word) · prime` is a bijection of `h`, so any change
     /// confined to one word always changes the result; four lanes let the CPU overlap the multiplies
     /// (well under 1 ms for a 9 MB file). `bytes.count` must be a multiple of 8.
-    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    @_spi(Engine) public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         precondition(bytes.count % 8 == 0, "ModelFile.checksum: length \(bytes.count) is not a multiple of 8")
         let prime: UInt64 = 0x0000_0100_0000_01B3
         let basis: UInt64 = 0xCBF2_9CE4_8422_2325

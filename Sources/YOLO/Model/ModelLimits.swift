@@ -36,7 +36,7 @@ public enum MemoryBudget {
     public static let defaultBytes = 4 << 30
 
     /// Parses a size such as `512M`, `4G`, `1.5G` or `2048` (MiB when no unit is given).
-    public static func parse(_ text: String) -> Int? {
+    @_spi(Engine) public static func parse(_ text: String) -> Int? {
         let trimmed = text.trimmingCharacters(in: .whitespaces).uppercased()
         let (kib, mib, gib) = (1024.0, 1024.0 * 1024, 1024.0 * 1024 * 1024)
         let units: [(String, Double)] = [("GIB", gib), ("MIB", mib), ("KIB", kib), ("GB", gib), ("MB", mib),
@@ -52,7 +52,7 @@ public enum MemoryBudget {
     }
 
     /// `bytes` as a short human-readable figure (`4.0 GiB`, `52.3 MiB`).
-    public static func format(_ bytes: Int) -> String {
+    @_spi(Engine) public static func format(_ bytes: Int) -> String {
         let value = Double(bytes)
         if value >= Double(1 << 30) { return String(format: "%.1f GiB", value / Double(1 << 30)) }
         return String(format: "%.1f MiB", value / Double(1 << 20))

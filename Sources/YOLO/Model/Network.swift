@@ -2,7 +2,7 @@
 ///
 /// Immutable and `Sendable`. Each thread that runs it needs its own `Workspace`, which holds every
 /// intermediate tensor; the forward pass itself allocates nothing.
-public struct Network: Sendable {
+@_spi(Engine) public struct Network: Sendable {
     /// The network input: channels × height × width, float32 in [0, 1], RGB planes.
     public let inputShape: Shape
     public let layers: [any Layer]

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Reused across forward passes, so after the first pass nothing is allocated. Not thread-safe:
 /// give each concurrent caller its own workspace (the `Network` itself can be shared).
-public final class Workspace {
+@_spi(Engine) public final class Workspace {
     /// Offsets (in floats) of each layer's output in `arena`.
     private let offsets: [Int]
     private let shapes: [Shape]

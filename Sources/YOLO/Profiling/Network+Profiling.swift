@@ -31,7 +31,7 @@ extension Network {
 }
 
 /// Order statistics of repeated timings.
-public struct TimingSummary: Sendable, Equatable {
+@_spi(Engine) public struct TimingSummary: Sendable, Equatable {
     public let runs: Int
     public let median: Double
     public let min: Double

@@ -5,12 +5,12 @@
 /// zero-mean part of the error remains. `E[x_p]` (the mean of each im2col row: input channel `c`
 /// seen at kernel tap `(ky, kx)`, zero padding included) is measured by running the float model on
 /// calibration inputs, as in data-aware post-training quantization.
-public enum BiasCorrection {
+enum BiasCorrection {
     /// For each convolution, the mean of each im2col row (`inChannels·size²` values) of its input,
     /// over `inputs`, from the float model `model`.
     ///
     /// - Throws: `YOLOError` when an input does not fit the network.
-    public static func tapMeans(model: Model, inputs: [Tensor]) throws -> [Int: [Double]] {
+    static func tapMeans(model: Model, inputs: [Tensor]) throws -> [Int: [Double]] {
         var sums: [Int: [Double]] = [:]
         for input in inputs {
             let network = try Network(model: model, width: input.shape.width, height: input.shape.height)
@@ -55,7 +55,7 @@ public enum BiasCorrection {
 
     /// `quantized` with the biases of its LUT layers corrected: `b′_f = b_f − Σ_p (ŵ_fp − w_fp) · E[x_p]`,
     /// where `w` are the float weights of `reference` and `E[x]` comes from `tapMeans`.
-    public static func correct(_ quantized: Model, reference: Model, tapMeans: [Int: [Double]]) -> Model {
+    static func correct(_ quantized: Model, reference: Model, tapMeans: [Int: [Double]]) -> Model {
         var result = quantized
         for (index, q) in quantized.quantizedConvolutions {
             guard let means = tapMeans[index], let original = reference.convolutions[index] else { continue }

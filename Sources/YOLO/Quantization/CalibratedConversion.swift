@@ -8,7 +8,7 @@ extension ModelConverter {
     /// (`.scaleFit`, darknet's), as `yolo detect` feeds images by default. `1×3×H×W` float in [0, 1].
     ///
     /// - Throws: `YOLOError` when the image cannot be placed (e.g. zero-sized).
-    public static func calibrationInput(_ image: Image, for model: Model) throws -> Tensor {
+    @_spi(Engine) public static func calibrationInput(_ image: Image, for model: Model) throws -> Tensor {
         try calibrationInput(image, shape: model.description.inputShape)
     }
 
@@ -16,7 +16,7 @@ extension ModelConverter {
     /// view in `views` order (`CalibrationView`). Deterministic.
     ///
     /// - Throws: `YOLOError` when the image cannot be placed.
-    public static func calibrationInputs(_ image: Image, for model: Model, views: [CalibrationView]) throws -> [Tensor] {
+    @_spi(Engine) public static func calibrationInputs(_ image: Image, for model: Model, views: [CalibrationView]) throws -> [Tensor] {
         let shape = model.description.inputShape
         return try [calibrationInput(image, shape: shape)] + views.map { view in
             var viewShape = shape
@@ -26,7 +26,7 @@ extension ModelConverter {
     }
 
     /// `image` letterboxed to `shape` (any network input size), optionally mirrored left-right.
-    public static func calibrationInput(_ image: Image, shape: Shape, mirrored: Bool = false) throws -> Tensor {
+    @_spi(Engine) public static func calibrationInput(_ image: Image, shape: Shape, mirrored: Bool = false) throws -> Tensor {
         guard shape.channels == 1 || shape.channels == 3 else {
             throw YOLOError.invalidArgument("calibration images can feed 1-channel (gray) or 3-channel (RGB) models, not \(shape.channels) channels")
         }
@@ -50,7 +50,7 @@ extension ModelConverter {
     /// The inputs must never be evaluation images. Deterministic for a given input order.
     ///
     /// - Throws: `YOLOError` when an input does not fit the network or a weight is not finite.
-    public static func convert(_ model: Model, settings: ConversionSettings, calibration inputs: [Tensor],
+    @_spi(Engine) public static func convert(_ model: Model, settings: ConversionSettings, calibration inputs: [Tensor],
                                progress: (String) -> Void = { _ in }) throws -> Model {
         guard settings.type != nil, !inputs.isEmpty else { return try convert(model, settings: settings, progress: progress) }
         let quantized = Set(model.convolutions.keys).subtracting(try floatLayers(settings.keepFloat, in: model.description))
@@ -61,6 +61,34 @@ extension ModelConverter {
         converted = BiasCorrection.correct(converted, reference: model, tapMeans: try BiasCorrection.tapMeans(model: model, inputs: inputs))
         progress("biases corrected with the mean activations of \(inputs.count) calibration inputs")
         return converted
+    }
+
+    /// Quantizes `model` with calibration photos, as `yolo convert --calibrate` does: each image is
+    /// letterboxed to the model's input size (and to each of `views`), the float model's layer inputs
+    /// on them steer the codes and correct the biases (`convert(_:settings:calibration:progress:)`).
+    /// With no images it is the plain `convert(_:settings:grams:progress:)`. Use a few (about ten)
+    /// photos like the ones the model will see, never evaluation images. Deterministic for a given
+    /// image order.
+    ///
+    /// ```swift
+    /// let float = try Model(cfg: "yolov3-tiny.cfg", weights: "yolov3-tiny.weights", names: "coco.names")
+    /// let photos = try ["a.jpg", "b.jpg"].map { try Image(contentsOf: $0) }
+    /// let lut8 = try ModelConverter.convert(float, settings: ConversionSettings(), calibrationImages: photos)
+    /// try ModelFile.write(lut8, to: "model.yolo")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - model: a float model (`Model(cfg:weights:names:)`).
+    ///   - settings: the table size, granularity, method and layers kept float or at more bits.
+    ///   - images: calibration photos, any size.
+    ///   - views: extra views of each photo (other square sizes, mirrored); none by default.
+    ///   - progress: receives one line per step (per layer, per statistics pass).
+    /// - Returns: the model with its quantized convolutions.
+    /// - Throws: `YOLOError` when an image cannot feed the model or a weight is not finite.
+    public static func convert(_ model: Model, settings: ConversionSettings, calibrationImages images: [Image],
+                               views: [CalibrationView] = [], progress: (String) -> Void = { _ in }) throws -> Model {
+        let inputs = try images.flatMap { try calibrationInputs($0, for: model, views: views) }
+        return try convert(model, settings: settings, calibration: inputs, progress: progress)
     }
 }
 

@@ -6,7 +6,7 @@ import Foundation
 /// several classes counts once per class, with that class's confidence. A reference pair is matched
 /// by the unmatched candidate pair of the same class with the highest IoU, if that IoU reaches
 /// `iouThreshold`; reference pairs are taken most confident first. Accumulates over any number of images.
-public struct DetectionAgreement: Sendable {
+@_spi(Engine) public struct DetectionAgreement: Sendable {
     public var iouThreshold: Double
     /// Reference (box, class) pairs seen.
     public private(set) var referenceCount = 0
@@ -98,7 +98,7 @@ public struct DetectionAgreement: Sendable {
 }
 
 /// How far two networks' raw head outputs lie apart on the same input, per head.
-public enum HeadAgreement {
+@_spi(Engine) public enum HeadAgreement {
     /// One head's differences: largest |a − b| and root mean square of a − b.
     public struct Difference: Sendable {
         public var max: Float

@@ -13,15 +13,15 @@ import Foundation
 /// Each row finally keeps whichever of its error-feedback codes and its nearest codes has the lower
 /// `d H dᵀ` on the calibration statistics, so no row's calibration output error exceeds nearest
 /// rounding's. Deterministic for a given OpenBLAS build and thread count.
-public struct GPTQRounding: Sendable {
+struct GPTQRounding: Sendable {
     /// Added to H's diagonal, times the mean diagonal value, so H is safely invertible.
-    public var damping = 0.01
+    var damping = 0.01
     /// Columns rounded between two matrix-product updates.
-    public var blockSize = 128
+    var blockSize = 128
     /// Round the columns with the largest input mean square first.
-    public var actOrder = true
+    var actOrder = true
 
-    public init(damping: Double = 0.01, blockSize: Int = 128, actOrder: Bool = true) {
+    init(damping: Double = 0.01, blockSize: Int = 128, actOrder: Bool = true) {
         precondition(damping > 0 && blockSize > 0, "GPTQRounding: bad parameters")
         self.damping = damping
         self.blockSize = blockSize
@@ -31,7 +31,7 @@ public struct GPTQRounding: Sendable {
     /// Codes for `weights` (`rows × n` row-major) on the grid `scales[row or 0] · table[code]`,
     /// with `gram` the `n×n` symmetric `E[x xᵀ]` of the layer's inputs. Nil when `gram` cannot be
     /// factored (the caller keeps nearest codes).
-    public func codes(_ weights: UnsafeBufferPointer<Float>, rows: Int, table: [Float], scales: [Float], gram: [Float]) -> [UInt8]? {
+    func codes(_ weights: UnsafeBufferPointer<Float>, rows: Int, table: [Float], scales: [Float], gram: [Float]) -> [UInt8]? {
         let n = weights.count / rows
         precondition(n * rows == weights.count && gram.count == n * n && (scales.count == rows || scales.count == 1),
                      "GPTQRounding: \(weights.count) weights, \(rows) rows, \(gram.count) gram entries, \(scales.count) scales")
@@ -96,7 +96,7 @@ public struct GPTQRounding: Sendable {
     /// Per-row scales that minimize each row's calibration output error for fixed codes:
     /// `s_r = (t_r H w_rᵀ) / (t_r H t_rᵀ)`, `t_r` the row's table values. A row whose optimum is not
     /// positive and finite keeps its scale. Exact least squares, so no row's `d H dᵀ` rises.
-    public static func outputScales(_ weights: UnsafeBufferPointer<Float>, codes: [UInt8], rows: Int, table: [Float],
+    static func outputScales(_ weights: UnsafeBufferPointer<Float>, codes: [UInt8], rows: Int, table: [Float],
                                     scales: [Float], gram: [Float]) -> [Float] {
         let n = weights.count / rows
         precondition(scales.count == rows, "GPTQRounding.outputScales: per-channel scales only")

@@ -2,12 +2,12 @@ import Foundation
 
 /// The second moments of each convolution's inputs, `H = E[x xᵀ]` over im2col columns, measured by
 /// running the float model on calibration inputs: the statistics `GPTQRounding` weighs errors with.
-public enum InputGram {
+enum InputGram {
     /// For each convolution index in `layers`, `Σ x xᵀ / count` over every output position of every
     /// input: `n×n` row-major (`n = inChannels·size²`, both triangles), Float32 sums via BLAS.
     ///
     /// - Throws: `YOLOError` when an input does not fit the network.
-    public static func collect(model: Model, inputs: [Tensor], layers: Set<Int>) throws -> [Int: [Float]] {
+    static func collect(model: Model, inputs: [Tensor], layers: Set<Int>) throws -> [Int: [Float]] {
         var grams: [Int: [Float]] = [:]
         var counts: [Int: Int] = [:]
         for input in inputs {

@@ -10,21 +10,21 @@ import Foundation
 /// Three deterministic starts are run — evenly spaced centroids (the linear table), weighted
 /// quantiles, and quantiles of density^⅓ — and the one with the lower weighted squared error wins,
 /// so the k-means table is never worse than the linear one on the binned data.
-public struct KMeans1D: Sendable {
+struct KMeans1D: Sendable {
     /// Bins of the histogram over [−1, 1]. 65,536 bins are 3·10⁻⁵ wide, far below the spacing of
     /// a 256-entry table (~8·10⁻³), so binning costs essentially nothing in accuracy.
-    public var binCount = 65_536
+    var binCount = 65_536
     /// Lloyd iterations per start, at most.
-    public var maxIterations = 200
+    var maxIterations = 200
 
-    public init(binCount: Int = 65_536, maxIterations: Int = 200) {
+    init(binCount: Int = 65_536, maxIterations: Int = 200) {
         precondition(binCount > 0 && maxIterations >= 0, "KMeans1D: bad parameters")
         self.binCount = binCount
         self.maxIterations = maxIterations
     }
 
     /// A histogram of weighted values: the non-empty bins in ascending order.
-    public struct Histogram: Sendable {
+    struct Histogram: Sendable {
         /// Weighted mean of each non-empty bin (ascending).
         var means: [Double] = []
         /// Total weight of each non-empty bin.
@@ -32,7 +32,7 @@ public struct KMeans1D: Sendable {
     }
 
     /// Builds the histogram of `values` (each clamped to [−1, 1]) with per-value weights from `weight(i)`.
-    public func histogram(count: Int, value: (Int) -> Float, weight: (Int) -> Float) -> Histogram {
+    func histogram(count: Int, value: (Int) -> Float, weight: (Int) -> Float) -> Histogram {
         var totals = [Double](repeating: 0, count: binCount)
         var sums = [Double](repeating: 0, count: binCount)
         let half = Double(binCount) / 2
@@ -53,7 +53,7 @@ public struct KMeans1D: Sendable {
     }
 
     /// The `k` centroids (ascending) that minimize the weighted squared error of `histogram`.
-    public func fit(_ histogram: Histogram, k: Int) -> [Float] {
+    func fit(_ histogram: Histogram, k: Int) -> [Float] {
         precondition(k >= 2, "KMeans1D.fit: k must be at least 2")
         let means = histogram.means
         guard means.count > k else {

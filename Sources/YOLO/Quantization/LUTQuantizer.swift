@@ -18,16 +18,16 @@ public enum LUTMethod: String, Sendable, CaseIterable {
 /// layer (k-means over all `z` weighted by `m²`, or evenly spaced); each weight gets the code of
 /// the nearest table value (ties to the lower code). With k-means tables, `refinement` then re-fits
 /// the scales, table and codes by alternating least squares (`LUTRefinement`; never a larger error).
-public struct LUTQuantizer: Sendable {
-    public var type: LUTType
-    public var granularity: LUTGranularity
-    public var method: LUTMethod
-    public var kmeans = KMeans1D()
+struct LUTQuantizer: Sendable {
+    var type: LUTType
+    var granularity: LUTGranularity
+    var method: LUTMethod
+    var kmeans = KMeans1D()
     /// Alternating least-squares refinement after the first fit (k-means tables only); 0 rounds keeps
     /// the first fit (max-magnitude scales, nearest codes).
-    public var refinement = LUTRefinement()
+    var refinement = LUTRefinement()
 
-    public init(type: LUTType, granularity: LUTGranularity = .perChannel, method: LUTMethod = .kmeans,
+    init(type: LUTType, granularity: LUTGranularity = .perChannel, method: LUTMethod = .kmeans,
                 refinement: LUTRefinement = LUTRefinement()) {
         self.type = type
         self.granularity = granularity
@@ -37,7 +37,7 @@ public struct LUTQuantizer: Sendable {
 
     /// Quantizes `weights` (`rows × rowLength`, row-major; every value finite).
     /// `importance(i)` (≥ 0, optional) weighs weight `i`'s squared error in the refinement.
-    public func quantize(_ weights: UnsafeBufferPointer<Float>, rows: Int, importance: ((Int) -> Float)? = nil) -> LUTWeights {
+    func quantize(_ weights: UnsafeBufferPointer<Float>, rows: Int, importance: ((Int) -> Float)? = nil) -> LUTWeights {
         precondition(rows > 0 && weights.count % rows == 0 && !weights.isEmpty, "LUTQuantizer: \(weights.count) weights in \(rows) rows")
         precondition(weights.allSatisfy(\.isFinite), "LUTQuantizer: non-finite weight")
         let rowLength = weights.count / rows
@@ -59,7 +59,7 @@ public struct LUTQuantizer: Sendable {
     }
 
     /// Convenience for arrays.
-    public func quantize(_ weights: [Float], rows: Int, importance: ((Int) -> Float)? = nil) -> LUTWeights {
+    func quantize(_ weights: [Float], rows: Int, importance: ((Int) -> Float)? = nil) -> LUTWeights {
         weights.withUnsafeBufferPointer { quantize($0, rows: rows, importance: importance) }
     }
 
@@ -78,7 +78,7 @@ public struct LUTQuantizer: Sendable {
     }
 
     /// `k` values evenly spaced from −1 to 1: `−1 + 2i / (k − 1)`.
-    public static func linearTable(_ k: Int) -> [Float] {
+    static func linearTable(_ k: Int) -> [Float] {
         (0..<k).map { Float(-1 + 2 * Double($0) / Double(k - 1)) }
     }
 

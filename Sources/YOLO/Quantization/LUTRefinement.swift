@@ -14,7 +14,7 @@ import Foundation
 /// starting fit included) is returned, which makes the result never worse than the starting fit.
 /// The table is kept ascending and within [−1, 1] by reordering codes and moving a common factor into
 /// the scales (both exact). Sums are Float64 in a fixed order: deterministic.
-public struct LUTRefinement: Sendable {
+@_spi(Engine) public struct LUTRefinement: Sendable {
     /// Rounds of (scales, table, codes), at most.
     public var maxRounds = 12
 

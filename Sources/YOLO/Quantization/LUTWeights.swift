@@ -25,7 +25,7 @@ public enum LUTGranularity: UInt8, Sendable, CaseIterable, CustomStringConvertib
 /// per channel (3.8 MB for yolov3-tiny at 8 bits, more than its whole weight budget).
 ///
 /// Codes are `rows × rowLength` values in row-major order, packed as `type.traits` describes.
-public struct LUTWeights: Sendable {
+@_spi(Engine) public struct LUTWeights: Sendable {
     public let type: LUTType
     public let granularity: LUTGranularity
     /// Output channels (filters).

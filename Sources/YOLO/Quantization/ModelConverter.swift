@@ -65,11 +65,14 @@ public struct ConversionSettings: Sendable {
     /// precedence over `eightBit`.
     public var sixBit: [FloatLayerSelector] = []
     /// Rounds of least-squares refinement of k-means fits (`LUTRefinement`); 0 keeps the first fit.
-    public var refineRounds = LUTRefinement().maxRounds
+    public var refineRounds = ConversionSettings.defaultRefineRounds
+
+    /// The default `refineRounds` (12).
+    public static let defaultRefineRounds = LUTRefinement().maxRounds
 
     public init(type: LUTType? = .lut8, granularity: LUTGranularity = .perChannel, method: LUTMethod = .kmeans,
                 keepFloat: [FloatLayerSelector] = [.first], eightBit: [FloatLayerSelector] = [],
-                sixBit: [FloatLayerSelector] = [], refineRounds: Int = LUTRefinement().maxRounds) {
+                sixBit: [FloatLayerSelector] = [], refineRounds: Int = ConversionSettings.defaultRefineRounds) {
         precondition(refineRounds >= 0, "ConversionSettings: negative refine rounds")
         self.refineRounds = refineRounds
         self.type = type
@@ -107,7 +110,7 @@ public enum ModelConverter {
     /// The convolution layer indices `selectors` name in `description`, ascending (`--keep-float`, `--lut8-layers`).
     ///
     /// - Throws: `YOLOError.invalidArgument` for an index that is not a convolution.
-    public static func floatLayers(_ selectors: [FloatLayerSelector], in description: ModelDescription) throws -> [Int] {
+    @_spi(Engine) public static func floatLayers(_ selectors: [FloatLayerSelector], in description: ModelDescription) throws -> [Int] {
         let convolutions = description.layers.indices.filter {
             if case .convolution = description.layers[$0] { return true }
             return false

@@ -1,6 +1,6 @@
 /// The parameters of one convolution whose weights are LUT codes: the counterpart of
 /// `ConvolutionParameters` for quantized layers. Biases stay float32.
-public struct QuantizedConvolution: Sendable {
+@_spi(Engine) public struct QuantizedConvolution: Sendable {
     /// `[filters][inChannels·size²]` as codes.
     public var weights: LUTWeights
     /// `[filters]`.

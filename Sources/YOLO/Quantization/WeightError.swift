@@ -1,7 +1,7 @@
 import Foundation
 
 /// The error of approximated weights against the originals.
-public struct WeightError: Sendable, Equatable {
+@_spi(Engine) public struct WeightError: Sendable, Equatable {
     /// Root mean square of `ŵ − w`.
     public var rmse: Double
     /// Largest `|ŵ − w|`.
@@ -28,7 +28,7 @@ public struct WeightError: Sendable, Equatable {
 }
 
 /// One convolution of two models side by side: how each stores it and how far apart the weights are.
-public struct LayerWeightComparison: Sendable {
+@_spi(Engine) public struct LayerWeightComparison: Sendable {
     public var layer: Int
     /// Storage in model A and B, e.g. `f32`, `lut8 per-channel`.
     public var storageA: String
@@ -65,7 +65,7 @@ public struct LayerWeightComparison: Sendable {
     }
 }
 
-extension Model {
+@_spi(Engine) extension Model {
     /// The float parameters of convolution `layer` (codes expanded on the fly), or nil.
     public func parameters(ofLayer layer: Int) -> ConvolutionParameters? {
         convolutions[layer] ?? quantizedConvolutions[layer]?.expanded()

@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// The engine's only door to OpenBLAS: single-precision matrix products and thread control.
-public enum BLAS {
+@_spi(Engine) public enum BLAS {
     /// `C[m×n] = A[m×k] · B[k×n] + beta · C`, all row-major with the given leading dimensions.
     /// With `transposedA`, `a` holds Aᵀ (`k×m`, leading dimension `lda`).
     @inlinable

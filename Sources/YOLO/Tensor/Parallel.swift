@@ -6,7 +6,7 @@ import Foundation
 /// The engine does its own threading: layers split their work with `Parallel` and call OpenBLAS
 /// single-threaded inside each part (see `Workspace.threads`). With one thread the body runs inline,
 /// with no dispatch overhead.
-public enum Parallel {
+@_spi(Engine) public enum Parallel {
     /// The machine's active processor count, read once (`ProcessInfo` reads /proc on every call).
     public static let coreCount = ProcessInfo.processInfo.activeProcessorCount
 

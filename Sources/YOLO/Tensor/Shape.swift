@@ -2,7 +2,7 @@
 ///
 /// Storage order everywhere in SwiftYOLO is CHW, row-major: element (c, y, x) lives at
 /// `(c * height + y) * width + x`.
-public struct Shape: Hashable, Sendable, CustomStringConvertible {
+@_spi(Engine) public struct Shape: Hashable, Sendable, CustomStringConvertible {
     public var channels: Int
     public var height: Int
     public var width: Int

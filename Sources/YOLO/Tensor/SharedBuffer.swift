@@ -2,7 +2,7 @@
 ///
 /// Either owns its memory (copied from an array, or filled once at creation) or borrows memory kept
 /// alive by `owner` (for example a memory-mapped model file), so values can be used where they are stored.
-public final class SharedBuffer<Element: BitwiseCopyable>: @unchecked Sendable {
+@_spi(Engine) public final class SharedBuffer<Element: BitwiseCopyable>: @unchecked Sendable {
     /// First element. Valid for `count` elements for the life of this object.
     public let pointer: UnsafePointer<Element>
     public let count: Int
@@ -53,6 +53,6 @@ public final class SharedBuffer<Element: BitwiseCopyable>: @unchecked Sendable {
 }
 
 /// float32 weights and biases.
-public typealias FloatBuffer = SharedBuffer<Float>
+@_spi(Engine) public typealias FloatBuffer = SharedBuffer<Float>
 /// Packed LUT codes.
-public typealias ByteBuffer = SharedBuffer<UInt8>
+@_spi(Engine) public typealias ByteBuffer = SharedBuffer<UInt8>

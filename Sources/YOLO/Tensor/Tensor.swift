@@ -2,7 +2,7 @@
 ///
 /// Used at the edges of the engine (network inputs, head outputs, `.npy` files). Inside a forward
 /// pass layers work on raw pointers into a `Workspace` and never allocate.
-public struct Tensor: Sendable, Equatable {
+@_spi(Engine) public struct Tensor: Sendable, Equatable {
     public var shape: Shape
     /// Elements in CHW order; `values.count == shape.count`.
     public var values: [Float]

@@ -4,7 +4,10 @@ extension Image {
     /// A copy with each detection drawn: its box in its class colour and a tag "label 87%".
     ///
     /// The least confident are drawn first, so the most confident tags end up on top.
-    /// - Parameter classCount: the model's class count (for the colour palette).
+    /// - Parameters:
+    ///   - detections: what `Detector.detect` returned for this image.
+    ///   - classCount: the model's class count (for the colour palette).
+    /// - Returns: the annotated copy, same size as this image.
     public func annotated(with detections: [Detection], classCount: Int) -> Image {
         var copy = self
         for d in detections.reversed() {

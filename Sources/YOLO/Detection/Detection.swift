@@ -1,6 +1,8 @@
 /// A class and its confidence for one detected box.
 public struct ClassScore: Sendable, Equatable {
+    /// The class's index in the model (0-based; the line of the names file).
     public var classIndex: Int
+    /// The class's name (`class N` when the model has no names).
     public var label: String
     /// Objectness × class probability, in (threshold, 1].
     public var confidence: Float
@@ -12,9 +14,11 @@ public struct ClassScore: Sendable, Equatable {
 /// scale, region of interest or decoding scale produced it. Like darknet's, it is not clipped: a box
 /// may extend slightly past the image edge (`clippedBox` clips it).
 public struct Detection: Sendable, Equatable {
+    /// The box, normalized to the full upright image (top-left origin, unclipped).
     public var box: Rect
     /// The best class.
     public var classIndex: Int
+    /// The best class's name (`class N` when the model has no names).
     public var label: String
     /// The best class's confidence (objectness × class probability).
     public var confidence: Float

@@ -27,14 +27,18 @@ public struct DetectionOptions: Sendable, Equatable {
 
     /// Selects classes by index or by label.
     public enum ClassSelector: Sendable, Hashable {
+        /// The class with this index in the model (0-based).
         case index(Int)
+        /// The class with this name in the model's names file.
         case label(String)
     }
 
+    /// How the region of interest is fitted into the network input (default: letterbox, `.scaleFit`).
     public var scaling: Scaling = .scaleFit
     /// Normalized rectangle of the upright image that is fed to the network (default: all of it).
     /// Boxes still come back normalized to the full image.
     public var regionOfInterest: Rect = .unit
+    /// The network input size (default: the model's own, `.model`).
     public var inputSize: InputSize = .model
     /// Objectness × class probability must exceed this (darknet semantics). Default 0.25.
     public var confidenceThreshold: Float = 0.25
@@ -50,5 +54,7 @@ public struct DetectionOptions: Sendable, Equatable {
     /// built; a call whose input size needs more fails with `YOLOError.invalidArgument`. Default 4 GiB.
     public var memoryBudget: Int = MemoryBudget.defaultBytes
 
+    /// The defaults: letterbox the whole image at the model's input size, confidence 0.25, IoU 0.45,
+    /// per-class suppression, every class, a 4 GiB memory budget.
     public init() {}
 }

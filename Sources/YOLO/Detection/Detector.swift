@@ -14,6 +14,7 @@ import Synchronization
 /// }
 /// ```
 public final class Detector: Sendable {
+    /// The model this detector runs.
     public let model: Model
     /// How convolutions are computed (`.auto`: Winograd where it pays, built once per input size).
     public let algorithm: ConvolutionAlgorithm
@@ -56,6 +57,9 @@ public final class Detector: Sendable {
         deinit { input.deallocate() }
     }
 
+    /// A detector for `model`. Networks are built lazily, one per input size, on the first call that needs it.
+    ///
+    /// - Parameter model: the loaded model (it needs at least one `[yolo]` head and 1- or 3-channel input).
     /// - Parameter algorithm: `.auto` (the default) for the fastest forward pass; `.im2col` skips the Winograd
     ///   filter transform at network build, which makes the first call cheaper (see `yolo detect`).
     /// - Parameter threads: worker threads per call (default: the machine's cores).
@@ -314,7 +318,14 @@ public final class Detector: Sendable {
     static let idleScratchLimit = 8
 }
 
-/// The stages of one `detect` call, for timing.
+/// The stages of one `detect` call, for timing (`Detector.detect(_:options:timing:)`).
 public enum DetectionStage: String, Sendable, CaseIterable {
-    case preprocess, forward, decode, suppress
+    /// Cropping, resizing and normalizing the image into the network input.
+    case preprocess
+    /// The network's forward pass.
+    case forward
+    /// Turning the YOLO heads' outputs into candidate boxes (anchors, thresholds).
+    case decode
+    /// Non-maximum suppression and mapping the boxes back to the image.
+    case suppress
 }

@@ -3,11 +3,16 @@
 /// In `Detection.box` and `DetectionOptions.regionOfInterest` coordinates are normalized to the full,
 /// upright image: (0, 0) is its top-left corner, (1, 1) its bottom-right.
 public struct Rect: Sendable, Hashable, CustomStringConvertible {
+    /// The left edge.
     public var x: Double
+    /// The top edge (a top-left origin, y growing downwards).
     public var y: Double
+    /// The width (may be negative only if built so; detections are never).
     public var width: Double
+    /// The height.
     public var height: Double
 
+    /// The rectangle with origin (`x`, `y`) and size `width × height`.
     public init(x: Double, y: Double, width: Double, height: Double) {
         self.x = x
         self.y = y
@@ -23,12 +28,19 @@ public struct Rect: Sendable, Hashable, CustomStringConvertible {
     /// The unit square: the whole image.
     public static let unit = Rect(x: 0, y: 0, width: 1, height: 1)
 
+    /// The left edge, `x`.
     public var minX: Double { x }
+    /// The top edge, `y`.
     public var minY: Double { y }
+    /// The right edge, `x + width`.
     public var maxX: Double { x + width }
+    /// The bottom edge, `y + height`.
     public var maxY: Double { y + height }
+    /// The horizontal centre.
     public var midX: Double { x + width / 2 }
+    /// The vertical centre.
     public var midY: Double { y + height / 2 }
+    /// `width × height`, 0 for an empty or inverted rectangle.
     public var area: Double { max(width, 0) * max(height, 0) }
 
     /// Intersection over union with `other`; 0 when they do not overlap.

@@ -29,6 +29,7 @@ public struct COCOEvaluator: Sendable {
     // MARK: Evaluation
 
     /// Scores `results` against the annotations.
+    /// - Parameter results: detections in COCO form (any order; several per image and category).
     /// - Parameter imageIDs: evaluate only these images (e.g. the ones a run covered before it was stopped);
     ///   `nil` means every image of the annotation file. Results and ground truth of other images are left out.
     /// - Complexity: O(D·G) per image and category for the IoU table, O(N log N) per category to rank.

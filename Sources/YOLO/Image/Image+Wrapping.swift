@@ -23,7 +23,10 @@ extension Image {
     ///   - buffer: the pixels, top row first; row `y` starts at byte `y * bytesPerRow`. Only
     ///     `bytesPerRow * (height - 1) + width * format.bytesPerPixel` bytes are needed (the last
     ///     row's padding may be missing).
+    ///   - width: the image width in pixels.
+    ///   - height: the image height in pixels.
     ///   - bytesPerRow: the row stride in bytes, at least `width * format.bytesPerPixel`.
+    ///   - format: how each pixel's bytes are laid out.
     /// - Throws: `YOLOError.invalidArgument` when the size, stride or buffer length do not fit.
     public init(wrapping buffer: UnsafeRawBufferPointer, width: Int, height: Int, bytesPerRow: Int,
                 format: PixelFormat) throws {

@@ -20,7 +20,12 @@ import YOLOKernelsAVX512
 public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
     /// The families this build knows.
     public enum Name: String, Sendable, CaseIterable {
-        case avx512, avx2, portable
+        /// AVX-512 (F, CD, BW, DQ, VL): a 6 × 64 micro-kernel on 16-float vectors.
+        case avx512
+        /// AVX2 + FMA (x86-64-v3): a 6 × 16 micro-kernel on 8-float vectors.
+        case avx2
+        /// Any CPU: matrix products through OpenBLAS's `sgemm`.
+        case portable
     }
 
     /// Fast paths a family with its own micro-kernel provides beyond the im2col + GEMM convolution.
@@ -35,6 +40,7 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
         static let winogradTransposed = FastPaths(rawValue: 8)
     }
 
+    /// Which family this is (`avx512`, `avx2`, `portable`; what `YOLO_KERNEL` and `select` take).
     public let name: Name
     /// Floats per SIMD register.
     let lanes: Int

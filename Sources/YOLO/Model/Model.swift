@@ -2,8 +2,9 @@ import Foundation
 
 /// A loaded model: its description, the parameters of its convolutions and its class labels.
 ///
-/// Immutable and `Sendable`: load once, then build `Network`s at any input size from it and run
-/// them on any number of threads.
+/// Immutable and `Sendable`: load once, then hand it to a ``Detector`` (which builds a network per
+/// input size from it) and run detections on any number of threads. Load a darknet model with
+/// ``init(cfg:weights:names:)`` or a converted SwiftYOLO file with ``init(contentsOf:residency:)``.
 public struct Model: Sendable {
     @_spi(Engine) public var description: ModelDescription
     /// Parameters of each convolution, keyed by layer index.
@@ -44,4 +45,21 @@ public struct Model: Sendable {
     public func label(_ index: Int) -> String {
         index < labels.count ? labels[index] : "class \(index)"
     }
+
+    // MARK: Facts for embedders
+
+    /// The input width, in pixels, the model's cfg names (416 for yolov3-tiny); `DetectionOptions.InputSize.model`.
+    public var inputWidth: Int { description.inputShape.width }
+    /// The input height, in pixels, the model's cfg names (416 for yolov3-tiny).
+    public var inputHeight: Int { description.inputShape.height }
+    /// Input channels: 3 for RGB models, 1 for gray ones (images are converted to match).
+    public var inputChannels: Int { description.inputShape.channels }
+    /// Classes each detection head scores (80 for COCO models); `labels` has this many names when a
+    /// names file was given.
+    public var classCount: Int { description.classCount }
+    /// What every network input side must be a multiple of (the model's total stride: 32 for
+    /// yolov3-tiny), for `DetectionOptions.InputSize.fixed(width:height:)`.
+    public var inputSizeDivisor: Int { description.sizeDivisor }
+    /// The file the model was loaded from (the `.cfg` or the `.yolo` file), for messages.
+    public var path: String { description.path }
 }

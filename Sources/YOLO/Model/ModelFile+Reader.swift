@@ -8,8 +8,9 @@ extension Model {
     ///
     /// Every size, offset, count and enum value is checked before it is used, and the whole file
     /// against its checksum, so a truncated, corrupted or foreign file gives one `YOLOError` line.
+    /// - Parameter path: the `.yolo` file.
     /// - Parameter residency: whether LUT layers are expanded to float32 now (`.expanded`, the
-    ///   result then holds only `convolutions`) or kept as codes (`.codes`).
+    ///   default) or kept as codes and expanded layer by layer when used (`.codes`).
     public init(contentsOf path: String, residency: WeightResidency = .expanded) throws {
         let file = try MappedFile(path: path)
         self = try ModelFile.decode(file.bytes, owner: file, path: path, residency: residency)

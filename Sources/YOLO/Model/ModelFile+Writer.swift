@@ -18,6 +18,7 @@ extension ModelFile {
     /// (`convolutions`) or codes (`quantizedConvolutions`). Deterministic: the same model and note
     /// give the same bytes.
     ///
+    /// - Parameter model: the model to encode (loaded, or returned by `ModelConverter`).
     /// - Parameter note: free text stored in the file (e.g. the conversion settings).
     public static func encode(_ model: Model, note: String = "") -> Data {
         let description = model.description
@@ -84,7 +85,10 @@ extension ModelFile {
         return Data(writer.bytes)
     }
 
-    /// Writes `model` to `path` atomically (see `encode`).
+    /// Writes `model` to `path` as a SwiftYOLO model file (`.yolo`), atomically: a reader never sees
+    /// a half-written file. The same model and note give the same bytes (see `encode(_:note:)`).
+    ///
+    /// - Throws: `YOLOError.unreadableFile` when the file cannot be written.
     public static func write(_ model: Model, to path: String, note: String = "") throws {
         try FileIO.writeAtomically(encode(model, note: note), to: path)
     }

@@ -23,6 +23,7 @@ public struct ModelLimits: Sendable, Equatable {
     /// Source layers of one `[route]`.
     public var maximumRouteSources = 64
 
+    /// The standard limits (the values above).
     public init() {}
 
     /// The limits the engine applies.

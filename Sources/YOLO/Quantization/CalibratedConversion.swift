@@ -100,8 +100,10 @@ extension ModelConverter {
 public struct CalibrationView: Sendable, Hashable, CustomStringConvertible {
     /// The square input size (a multiple of 32), or nil for the model's own.
     public var size: Int?
+    /// Whether the view is mirrored left-right.
     public var mirrored: Bool
 
+    /// The view at square input `size` (nil: the model's own size), mirrored or not.
     public init(size: Int?, mirrored: Bool) {
         self.size = size
         self.mirrored = mirrored

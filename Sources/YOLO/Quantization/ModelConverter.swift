@@ -55,7 +55,9 @@ public enum FloatLayerSelector: Sendable, Hashable, CustomStringConvertible {
 public struct ConversionSettings: Sendable {
     /// The LUT type for quantized layers; nil keeps every layer float32.
     public var type: LUTType? = .lut8
+    /// One table per output channel (the default) or one per layer.
     public var granularity: LUTGranularity = .perChannel
+    /// How the table values are chosen: k-means (the default) or evenly spaced.
     public var method: LUTMethod = .kmeans
     /// Convolutions kept float32.
     public var keepFloat: [FloatLayerSelector] = [.first]
@@ -70,6 +72,8 @@ public struct ConversionSettings: Sendable {
     /// The default `refineRounds` (12).
     public static let defaultRefineRounds = LUTRefinement().maxRounds
 
+    /// Settings with the given values; the defaults are `yolo convert`'s (8-bit per-channel k-means
+    /// tables, the first convolution kept float).
     public init(type: LUTType? = .lut8, granularity: LUTGranularity = .perChannel, method: LUTMethod = .kmeans,
                 keepFloat: [FloatLayerSelector] = [.first], eightBit: [FloatLayerSelector] = [],
                 sixBit: [FloatLayerSelector] = [], refineRounds: Int = ConversionSettings.defaultRefineRounds) {

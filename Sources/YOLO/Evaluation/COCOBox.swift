@@ -40,7 +40,7 @@ public struct COCOBox: Sendable, Equatable, Hashable {
     /// (a detection fully inside a crowd region scores 1). Zero when the boxes do not overlap with
     /// positive width and height. Computed in the same order of operations as pycocotools so that
     /// comparisons with the IoU thresholds come out the same.
-    public static func overlap(detection d: COCOBox, groundTruth g: COCOBox, crowd: Bool) -> Double {
+    static func overlap(detection d: COCOBox, groundTruth g: COCOBox, crowd: Bool) -> Double {
         let overlapWidth = min(d.width + d.x, g.width + g.x) - max(d.x, g.x)
         if overlapWidth <= 0 { return 0 }
         let overlapHeight = min(d.height + d.y, g.height + g.y) - max(d.y, g.y)

@@ -40,7 +40,7 @@ public struct COCOSummary: Sendable, Equatable {
     }
 
     /// The 12 figures with short names for JSON output: AP, AP50, AP75, APs, APm, APl, AR1, AR10, AR100, ARs, ARm, ARl.
-    public var jsonFields: [(String, Double)] {
+    @_spi(Engine) public var jsonFields: [(String, Double)] {
         zip(["AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm", "ARl"], values).map { ($0, $1) }
     }
 

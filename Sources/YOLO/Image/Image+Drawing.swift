@@ -85,7 +85,7 @@ extension Image {
 
     /// Line thickness and text scale that stay readable at this image's size: 1 and 1 up to
     /// 300 pixels on the short side, then one more per 300 pixels (2 and 2 at 600x400 and 640x480).
-    public var annotationScale: (thickness: Int, textScale: Int) {
+    var annotationScale: (thickness: Int, textScale: Int) {
         let s = max(1, Int((Double(min(width, height)) / 300).rounded(.up)))
         return (s, s)
     }

@@ -110,7 +110,7 @@ public struct CalibrationView: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses `mirror`, `N` or `N-mirror` (N a multiple of 32 from 32 to 2048).
-    public init?(token: String) {
+    @_spi(Engine) public init?(token: String) {
         let mirrored = token == "mirror" || token.hasSuffix("-mirror")
         if token == "mirror" {
             self.init(size: nil, mirrored: true)
@@ -130,7 +130,7 @@ public struct CalibrationView: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses a comma-separated list (`none` for no extra view).
-    public static func parseList(_ text: String) throws -> [CalibrationView] {
+    @_spi(Engine) public static func parseList(_ text: String) throws -> [CalibrationView] {
         if text == "none" { return [] }
         return try text.split(separator: ",", omittingEmptySubsequences: false).map { token in
             guard let view = CalibrationView(token: String(token)) else {

@@ -32,7 +32,7 @@ public enum LUTType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     public var description: String { "lut\(bits)" }
 
     /// Parses `lut8`, `lut6` or `lut4`.
-    public init?(name: String) {
+    @_spi(Engine) public init?(name: String) {
         guard let type = LUTType.allCases.first(where: { $0.description == name }) else { return nil }
         self = type
     }

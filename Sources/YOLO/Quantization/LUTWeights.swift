@@ -9,7 +9,7 @@ public enum LUTGranularity: UInt8, Sendable, CaseIterable, CustomStringConvertib
     public var description: String { self == .perLayer ? "per-layer" : "per-channel" }
 
     /// Parses `per-layer` or `per-channel`.
-    public init?(name: String) {
+    @_spi(Engine) public init?(name: String) {
         guard let value = LUTGranularity.allCases.first(where: { $0.description == name }) else { return nil }
         self = value
     }

@@ -14,7 +14,7 @@ public enum FloatLayerSelector: Sendable, Hashable, CustomStringConvertible {
     case layer(Int)
 
     /// Parses `first`, `firstN`, `last`, `heads` or a layer index.
-    public init?(token: String) {
+    @_spi(Engine) public init?(token: String) {
         switch token {
         case "first": self = .first
         case "last": self = .last
@@ -40,7 +40,7 @@ public enum FloatLayerSelector: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses a comma-separated list (`first,last`, `none`).
-    public static func parseList(_ text: String) throws -> [FloatLayerSelector] {
+    @_spi(Engine) public static func parseList(_ text: String) throws -> [FloatLayerSelector] {
         if text == "none" { return [] }
         return try text.split(separator: ",", omittingEmptySubsequences: false).map { token in
             guard let selector = FloatLayerSelector(token: String(token)) else {

@@ -1,6 +1,6 @@
 // Shared helpers for the libFuzzer targets.
 //
-// YOLO public API used here (keep public, or expose through an SPI group the targets import):
+// YOLO entry points used here (public or @_spi(Engine), hence `@_spi(Engine) import YOLO`):
 //   DarknetConfig.init(text:path:), ModelDescription.init(config:), ModelDescription.inputShape / .layers,
 //   ModelDescription.geometry(width:height:), LayerSpec (.convolution), ConvolutionSpec.filters / .size,
 //   LayerGeometry.inputShapes / .outputShape, Shape, Model.init(description:convolutions:labels:),
@@ -96,7 +96,7 @@ public enum Fuzz {
 
     /// `description` with zero weights for every convolution (the sizes `Network` expects), or nil when
     /// its geometry does not hold or the weights would be large.
-    public static func zeroWeightModel(_ description: ModelDescription, maximumFloats: Int = 1 << 20) -> Model? {
+    package static func zeroWeightModel(_ description: ModelDescription, maximumFloats: Int = 1 << 20) -> Model? {
         let width = description.inputShape.width, height = description.inputShape.height
         guard let geometry = try? description.geometry(width: width, height: height) else { return nil }
         var convolutions: [Int: ConvolutionParameters] = [:]

@@ -2,7 +2,7 @@
 // own size and at the smallest legal size), weight-count and workspace arithmetic, then — for a small
 // network — a forward pass with zero weights (Fuzz.runIfSmall), since a cfg the parser accepts must also run.
 //
-// YOLO public entry points used (keep public or SPI-expose): DarknetConfig.init(text:path:),
+// YOLO entry points used (public or @_spi(Engine), hence `@_spi(Engine) import YOLO`): DarknetConfig.init(text:path:),
 // ModelDescription.init(config:), ModelDescription.validate(limits:), ModelDescription.geometry(width:height:),
 // ModelDescription.sizeDivisor, ModelDescription.heads, ModelDescription.classCount,
 // ModelDescription.inputShape, DarknetWeights.floatCount(for:geometry:),

@@ -2,10 +2,10 @@
 // options (what `yolo detect` uses) and with orientation off, a small pixel limit and a
 // minimum size (JPEG DCT scaling).
 //
-// YOLO public entry points used (keep public or SPI-expose): Image.init(data:name:options:),
+// YOLO entry points used (all public, so a plain `import YOLO`): Image.init(data:name:options:),
 // ImageDecodingOptions.init(applyOrientation:maxPixels:...), Image.width / .height / .pixels.
 import FuzzSupport
-@_spi(Engine) import YOLO
+import YOLO
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

@@ -5,7 +5,7 @@
 // header "repaired" — padded to a multiple of 64, declared file size set, checksum recomputed — so mutations
 // of the metadata and blobs get past the checksum and reach the description and tensor readers.
 //
-// YOLO public entry points used (keep public or SPI-expose): Model.init(modelFileData:path:residency:),
+// YOLO entry points used (public or @_spi(Engine), hence `@_spi(Engine) import YOLO`): Model.init(modelFileData:path:residency:),
 // WeightResidency (.expanded, .codes), ModelFile.magic, ModelFile.headerSize, ModelFile.alignment,
 // ModelFile.checksum(_:), Model.description, ModelDescription.geometry(width:height:), plus those listed in
 // FuzzSupport.swift (runIfSmall). The repair also hard-codes the header layout of docs/MODEL_FORMAT.md:

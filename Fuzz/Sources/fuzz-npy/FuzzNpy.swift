@@ -1,6 +1,6 @@
 // fuzz-npy: NumPy .npy bytes → Tensor.parseNumPy, and a re-encode/re-parse round trip of what it accepts.
 //
-// YOLO public entry points used (keep public or SPI-expose): Tensor.parseNumPy(_:path:), Tensor.numPyData(),
+// YOLO entry points used (public or @_spi(Engine), hence `@_spi(Engine) import YOLO`): Tensor.parseNumPy(_:path:), Tensor.numPyData(),
 // Tensor.shape, Tensor.values.
 import FuzzSupport
 @_spi(Engine) import YOLO

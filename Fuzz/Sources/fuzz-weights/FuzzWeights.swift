@@ -3,7 +3,7 @@
 // pass of what loads (Fuzz.runIfSmall). DarknetWeights reads only paths, so each input is written to a
 // per-process scratch file in /dev/shm first.
 //
-// YOLO public entry points used (keep public or SPI-expose): DarknetConfig.init(text:path:),
+// YOLO entry points used (public or @_spi(Engine), hence `@_spi(Engine) import YOLO`): DarknetConfig.init(text:path:),
 // ModelDescription.init(config:), DarknetWeights.load(_:for:), Model.init(cfg:weights:names:),
 // Model.init(description:convolutions:labels:), plus those listed in FuzzSupport.swift (runIfSmall).
 // (A Data-based DarknetWeights entry point would remove the scratch file.)

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// `yolo bench` output contract (no timing assertions: speed is measured, never tested).
 @Suite(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)"))

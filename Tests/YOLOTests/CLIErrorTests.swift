@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// Bad input through the `yolo` command: one line on stderr naming the file and the problem, exit status 1.
 @Suite struct CLIErrorTests {

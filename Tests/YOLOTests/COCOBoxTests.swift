@@ -1,5 +1,5 @@
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 @Suite struct COCOBoxTests {
     let truth = COCOBox(x: 0, y: 0, width: 10, height: 10)

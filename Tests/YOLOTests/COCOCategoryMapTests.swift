@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 @Suite struct COCOCategoryMapTests {
     /// The standard table, as printed in darknet's examples/detector.c (`coco_ids`), copied here as data

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// The thresholds and numpy-order arithmetic, against values numpy itself produced (params.json, made by
 /// scripts/make-eval-fixtures.py).

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// COCOEvaluator against pycocotools 2.0.11 (fixtures from scripts/make-eval-fixtures.py).
 ///

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// The calibration photos `Weights/fetch-calibration.sh` fetches (`make calibration`, `make model`).
 enum CalibrationSet {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// `yolo convert`, `yolo info FILE.yolo`, `yolo compare` and `--model` through the built binary.
 @Suite struct ConvertCommandTests {

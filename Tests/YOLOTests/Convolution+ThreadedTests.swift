@@ -1,5 +1,5 @@
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// The im2col + GEMM path split over workers (by pixels, by filters, or in row bands) against a
 /// plain direct loop in Double. Float GEMM error relative to Σ|w·x| + |b| stays below 2e-7 here (measured);

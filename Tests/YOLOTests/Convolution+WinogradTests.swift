@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// Every convolution path against a plain direct loop in Double, over a table of shapes, and the
 /// real model's heads against OpenCV with every fast path on.

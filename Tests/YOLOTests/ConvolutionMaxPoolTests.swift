@@ -1,5 +1,5 @@
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// The fused convolution + max-pool (`ConvolutionMaxPool`, `DirectConvolution`) against the two layers
 /// run separately on the plain path (im2col + GEMM, then `MaxPool`). Exact: the direct kernel sums the

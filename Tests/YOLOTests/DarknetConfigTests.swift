@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// A small yolov3-tiny-like cfg: conv, pools, route, upsample, two heads; `classes` and size configurable.
 func tinyCfg(classes: Int = 2, width: Int = 64, height: Int = 64) -> String {

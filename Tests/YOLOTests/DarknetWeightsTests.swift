@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// Writes a darknet weights file for `description`: header (version major.minor), then `extraFloats`
 /// more or fewer floats than needed. Returns the path and the floats written.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// `yolo detect` end to end: formats, folders, failures that do not stop the others, annotated copies.
 @Suite(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)"))

@@ -1,5 +1,5 @@
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 @Suite struct DetectionAgreementTests {
     func detection(_ classIndex: Int, _ x: Double, _ confidence: Float) -> Detection {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 // Parity with darknet: our detections against OpenCV DNN's reference detections (made on darknet's exact
 // letterbox input, and on OpenCV's own stretch resize), committed in Fixtures/reference-detections.json by

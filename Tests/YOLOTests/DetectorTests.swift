@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// Eight different images from the shipped samples: the four originals and a mirrored crop of each.
 func eightSampleImages() throws -> [Image] {

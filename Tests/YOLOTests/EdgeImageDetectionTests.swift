@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// The awkward variants of one COCO photo in ../shared/data/edge/derived (rotated by EXIF, gray, CMYK,
 /// progressive, 16-bit, palette, RGBA) decode upright and give the detections of the plain rgb.png.

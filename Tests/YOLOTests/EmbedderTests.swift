@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// What an app embedding the engine sees: errors, descriptions, and memory it can bound and release.
 @Suite struct EmbedderTests {

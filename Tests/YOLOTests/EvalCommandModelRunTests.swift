@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// `yolo eval --images`: the model run over an annotated set (needs the weights and ../shared).
 @Suite(.serialized) struct EvalCommandModelRunTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// `yolo eval` end to end, through the built executable.
 @Suite struct EvalCommandTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// Paths of the evaluation fixtures and of the shared reference data (`../shared` beside the package).
 enum EvalFixtures {

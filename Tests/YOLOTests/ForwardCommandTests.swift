@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 @Suite(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)"))
 struct ForwardCommandTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// `GEMM` (the active kernel family's micro-kernel, or OpenBLAS for the portable family) against a plain triple
 /// loop in Double, over shapes that hit every edge: rows not a multiple of the 6-row panel, columns

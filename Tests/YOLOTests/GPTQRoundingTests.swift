@@ -1,5 +1,5 @@
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 @Suite struct GPTQRoundingTests {
     let rows = 24, n = 40, positions = 400

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 // The inverse transform brings boxes back to the full upright image for every crop/scale mode,
 // region of interest, network size and EXIF orientation.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// The reproducers mutation fuzzing found (Fixtures/hostile, copied from the workplace's crashers
 /// folder; see its README), and the limits the one validator applies to every description.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// The size limit and DCT-scaled decoding.
 struct ImageDecodingOptionsTests {

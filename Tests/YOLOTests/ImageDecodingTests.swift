@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// Decoding every committed fixture and every file of /work/shared/data/edge, compared with
 /// OpenCV's `imread(IMREAD_COLOR)` (EXIF orientation applied, BGR -> RGB) as recorded by

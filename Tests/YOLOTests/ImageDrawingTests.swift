@@ -1,5 +1,5 @@
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// Rectangles, text, labelled boxes and class colours, checked pixel by pixel.
 struct ImageDrawingTests {

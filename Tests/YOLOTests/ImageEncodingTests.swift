@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// PNG and JPEG encoding, read back with our decoder (itself checked against OpenCV).
 struct ImageEncodingTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// EXIF orientation: the transform table itself (against the EXIF definition, by hand), and
 /// whole files: every orientation of the same picture decodes to the same upright image.

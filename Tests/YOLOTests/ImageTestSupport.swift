@@ -1,5 +1,5 @@
 import Foundation
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// Paths, expected-value tables and small helpers shared by the image tests.
 enum ImageTestSupport {

@@ -1,5 +1,5 @@
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// Copying caller pixel buffers (RGB, RGBA, BGRA, padded rows) into RGB images.
 struct ImageWrappingTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 @Suite struct InputGramTests {
     /// One 3×3 convolution on a 9×7×3 input.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// Our own JPEG marker and EXIF parsing: both TIFF byte orders, and malformed blocks ignored.
 struct JPEGMarkersTests {

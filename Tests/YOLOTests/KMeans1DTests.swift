@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 @Suite struct KMeans1DTests {
     /// Weighted squared error of `values` against their nearest centroid.

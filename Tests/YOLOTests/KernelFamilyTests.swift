@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 import YOLOKernels
 
 /// Kernel families: the CPU check and the choice of family from `/proc/cpuinfo` text (fake CPUs), and

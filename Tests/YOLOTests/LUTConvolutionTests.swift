@@ -1,5 +1,5 @@
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 @Suite struct LUTConvolutionTests {
     struct Case: Sendable, CustomStringConvertible {

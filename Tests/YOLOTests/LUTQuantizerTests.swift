@@ -1,5 +1,5 @@
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// Random convolution-like weights: `rows` filters whose scales span two orders of magnitude
 /// (as folded batch norm gives), values peaked around zero.

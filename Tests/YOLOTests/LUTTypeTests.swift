@@ -1,5 +1,5 @@
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 @Suite struct LUTTypeTests {
     /// Packing then expanding any range of codes gives back `scale · table[code]` for each code,

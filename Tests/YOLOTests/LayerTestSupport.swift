@@ -1,5 +1,5 @@
 import Foundation
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// Helpers shared by the layer tests: deterministic data, plain reference loops, one-layer runs.
 enum LayerTestSupport {

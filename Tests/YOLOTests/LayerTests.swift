@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 // Each layer against a plain-loop reference over a table of shapes, strides and paddings
 // (ncnn's test_layer habit), odd sizes included.

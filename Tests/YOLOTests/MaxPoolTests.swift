@@ -1,5 +1,5 @@
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// The max-pool layer (fast 2×2/2 path and general path, threaded) against a plain loop over the
 /// window with darknet's padding rule. Exact: max involves no rounding.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// The test cfg (conv, maxpool, yolo, route, upsample, shortcut) at 32×32 with seeded random
 /// weights of varied per-filter scale, and two labels.

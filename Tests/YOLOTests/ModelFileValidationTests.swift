@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// Hostile files whose checksum is right: every declared size, count, offset and enum value is
 /// still checked before use. Each case edits one field of a valid file, re-signs it, and expects

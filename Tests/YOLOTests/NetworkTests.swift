@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 @Suite struct NetworkTests {
     // The whole network against OpenCV DNN's raw heads, for every convolution algorithm:

@@ -1,5 +1,5 @@
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 @Suite struct ParallelTests {
     @Test(arguments: [0, 1, 2, 7, 16, 1000], [1, 2, 3, 8])

@@ -1,5 +1,5 @@
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// Nearest-neighbour upsampling, split over workers by channel, against the definition (exact).
 @Suite struct UpsampleTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// The transform matrices and the hand-written vector transforms, against the 1-D definition.
 @Suite struct WinogradTransformTests {

@@ -1,7 +1,7 @@
 import Foundation
 import CMallocInfo
 import XCTest
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 
 /// The second forward pass allocates nothing: heap bytes in use (glibc `mallinfo2`) do not grow.
 ///

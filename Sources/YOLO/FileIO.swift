@@ -56,6 +56,18 @@ import Synchronization
         }
     }
 
+    /// While true, SIGINT is left to the caller's own handler (which should call `removeTemporaries()`
+    /// before it quits); SIGTERM and SIGHUP still clean up and exit.
+    public static let interruptsHandledElsewhere = Atomic<Bool>(false)
+
+    /// Whether `removeTemporariesOnSignals()` has installed its handlers.
+    public static var removesTemporariesOnSignals: Bool { signalSources.withLock { !$0.isEmpty } }
+
+    /// Deletes the temporary files being written now (for a signal handler that is about to exit).
+    public static func removeTemporaries() {
+        for path in inFlight.withLock({ Array($0) }) { unlink(path) }
+    }
+
     /// Temporary files being written now.
     private static let inFlight = Mutex<Set<String>>([])
     private static let signalSources = Mutex<[DispatchSourceSignal]>([])
@@ -70,7 +82,9 @@ import Synchronization
                 signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
                 source.setEventHandler {
-                    for path in inFlight.withLock({ Array($0) }) { unlink(path) }
+                    // A command that turns Ctrl-C into "stop after this step" (`yolo eval`) handles SIGINT itself.
+                    if number == SIGINT && interruptsHandledElsewhere.load(ordering: .sequentiallyConsistent) { return }
+                    removeTemporaries()
                     _exit(128 + number)
                 }
                 source.resume()

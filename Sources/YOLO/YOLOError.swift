@@ -25,7 +25,24 @@ public enum YOLOError: Error, Equatable, Sendable, CustomStringConvertible, Loca
     /// inside the document, e.g. `annotations[12].bbox`, or empty for the document as a whole.
     case invalidJSON(path: String, location: String, message: String)
 
+    /// One line, whatever the file held: control characters (newlines, carriage returns, escapes) are
+    /// shown escaped, and a message over 500 characters (a cfg line of 100,000 characters quoted back)
+    /// is shortened in the middle.
     public var description: String {
+        let text = unsanitizedDescription
+        var line = ""
+        for scalar in text.unicodeScalars {
+            if scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}" {
+                line += scalar.escaped(asASCII: true)
+            } else {
+                line.unicodeScalars.append(scalar)
+            }
+        }
+        guard line.count > 500 else { return line }
+        return String(line.prefix(300)) + " … " + String(line.suffix(150))
+    }
+
+    private var unsanitizedDescription: String {
         switch self {
         case .fileNotFound(let path):
             return "\(path): no such file"

@@ -105,6 +105,8 @@ struct Convert: ParsableCommand {
 
     func run() throws {
         let settings = try settings()
+        // The report's images are read first: a missing or broken one must fail before the model is written.
+        for path in report { _ = try Image(contentsOf: path) }
         let start = ContinuousClock.now
         let float = try model.load(convertedDefault: false)
         printError("loaded \(model.cfg ?? Defaults.cfg): \(float.convolutions.count) convolutions")

@@ -77,6 +77,7 @@ extension Forward {
         let crop = PixelRegion(x: 0, y: 0, width: image.width, height: image.height)
         let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: .scaleFit,
                                  networkWidth: w, networkHeight: h)
+        try Network.checkMemory(model.description, width: w, height: h, budget: self.model.memoryBudgetBytes)
         let channels = model.description.inputShape.channels
         guard channels == 1 || channels == 3 else {
             throw YOLOError.invalidArgument("\(model.description.path): the model takes \(channels)-channel input; an image gives 1 or 3 (pass an .npy input instead)")

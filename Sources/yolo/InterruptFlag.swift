@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+@_spi(Engine) import YOLO
 
 /// Turns Ctrl-C (SIGINT) into a flag a loop checks between steps, so a long run can stop cleanly and
 /// still write what it has. A second Ctrl-C quits at once (exit status 130).
@@ -11,12 +12,14 @@ final class InterruptFlag: Sendable {
 
     /// Starts catching SIGINT; `message` is printed on stderr at the first Ctrl-C.
     init(message: String) {
+        FileIO.interruptsHandledElsewhere.store(true, ordering: .sequentiallyConsistent)
         signal(SIGINT, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         source.setEventHandler { [weak self] in
             guard let self else { return }
             if self.raised.exchange(true, ordering: .sequentiallyConsistent) {
                 FileHandle.standardError.write(Data("\nyolo: interrupted again, quitting\n".utf8))
+                FileIO.removeTemporaries()
                 exit(130)
             }
             FileHandle.standardError.write(Data("\n\(message)\n".utf8))
@@ -28,9 +31,11 @@ final class InterruptFlag: Sendable {
     /// Whether Ctrl-C was pressed.
     var isRaised: Bool { raised.load(ordering: .sequentiallyConsistent) }
 
-    /// Stops catching SIGINT (Ctrl-C kills the process again).
+    /// Stops catching SIGINT: Ctrl-C quits again (through `FileIO`'s handler when it is installed, which
+    /// removes temporary files first).
     func stop() {
         source?.cancel()
-        signal(SIGINT, SIG_DFL)
+        FileIO.interruptsHandledElsewhere.store(false, ordering: .sequentiallyConsistent)
+        if !FileIO.removesTemporariesOnSignals { signal(SIGINT, SIG_DFL) }
     }
 }

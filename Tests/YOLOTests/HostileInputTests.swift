@@ -383,4 +383,55 @@ import Testing
         #expect(MemoryBudget.parse("2048") == 2 << 30)
         for bad in ["", "0", "-1G", "G", "lots", "1e300G", "nan"] { #expect(MemoryBudget.parse(bad) == nil, "\(bad)") }
     }
+
+    // MARK: - Found by scripts/fuzz-mutate.py
+
+    /// Heads with different class counts passed validation and then failed a precondition in decoding.
+    @Test func headsMustAgreeOnClasses() throws {
+        var text = tinyCfg(classes: 2)
+        let last = try #require(text.range(of: "classes=2", options: .backwards))
+        text.replaceSubrange(last, with: "classes=3")
+        let filters = try #require(text.range(of: "filters=21", options: .backwards))
+        text.replaceSubrange(filters, with: "filters=24")
+        do {
+            _ = try parse(text)
+            Issue.record("parsed")
+        } catch let error as YOLOError {
+            #expect("\(error)".contains("every head must have the same classes"), "\(error)")
+        }
+    }
+
+    /// A cfg saved with Windows line endings parses like the original (its error was the whole file on one "line").
+    @Test func windowsLineEndings() throws {
+        let unix = try parse(tinyCfg())
+        let windows = try parse(tinyCfg().replacingOccurrences(of: "\n", with: "\r\n"))
+        #expect(windows.layers.map(\.line) == unix.layers.map(\.line))
+        #expect(windows.layers.count == unix.layers.count && windows.inputShape == unix.inputShape)
+    }
+
+    /// Whatever a file holds, an error is one line of bounded length.
+    @Test func errorsStayOneLine() {
+        let hostile = "bad dimension '\n416'\r\u{1b}[31m" + String(repeating: "x", count: 100_000)
+        let text = "\(YOLOError.invalidConfig(path: "a.cfg", line: 3, message: hostile))"
+        #expect(!text.contains("\n") && !text.contains("\r") && !text.contains("\u{1b}"))
+        #expect(text.count < 500 && text.hasPrefix("a.cfg:3: bad dimension '\\n416'\\r\\u{1B}[31m"), "\(text.prefix(80))")
+    }
+
+    /// `forward` on an image with a huge --size allocated the letterboxed input (120 GB) before any check;
+    /// `convert --report` with a missing image wrote the model and then failed.
+    @Test func forwardSizeAndConvertReport() throws {
+        let folder = TestPaths.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let cfg = folder + "/tiny.cfg"
+        try tinyCfg().write(toFile: cfg, atomically: true, encoding: .utf8)
+        let weights = try writeWeights(for: parse(tinyCfg()), in: folder).path
+        let image = TestPaths.root + "/Samples/coffee.png"
+        let forward = try runYOLO(["forward", "--cfg", cfg, "--weights", weights, "--input", image, "--size", "100000x100000",
+                                   "--out", folder + "/out"])
+        #expect(forward.status == 1 && forward.stderr.contains("outside 1...8192"), "\(forward.stderr)")
+        let model = folder + "/m.yolo"
+        let convert = try runYOLO(["convert", "--cfg", cfg, "--weights", weights, "-o", model, "--report", folder + "/missing.png"])
+        #expect(convert.status == 1 && convert.stderr.contains("missing.png: no such file"), "\(convert.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: model))
+    }
 }

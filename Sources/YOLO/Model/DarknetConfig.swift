@@ -30,7 +30,7 @@
     public init(text: String, path: String) throws {
         self.path = path
         var sections: [Section] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let lineNumber = index + 1
             let line = rawLine.filter { !$0.isWhitespace }
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }

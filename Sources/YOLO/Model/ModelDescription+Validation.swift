@@ -87,6 +87,11 @@ extension ModelDescription {
                 try check(s.mask.count, "mask length", 1...limits.maximumAnchors)
                 for entry in s.mask { try check(entry, "mask index", 0...s.anchors.count / 2 - 1) }
                 try finite(s.scaleXY, "scale_x_y")
+                // Decoding gathers every head's candidates into one table of class probabilities.
+                if let first = heads.first, first.index < index, first.spec.classes != s.classes {
+                    throw DescriptionProblem(layer: index, line: s.line,
+                        message: "layer \(index) [yolo]: classes=\(s.classes), but layer \(first.index) [yolo] has \(first.spec.classes); every head must have the same classes")
+                }
             }
         }
     }

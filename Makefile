@@ -8,7 +8,7 @@ RELEASE := .build/release/yolo
 # folder (other flags than `make build`: sharing one would rebuild everything at each switch).
 TEST_FLAGS := -c release -Xswiftc -enable-testing --scratch-path .build/test
 
-.PHONY: all deps weights calibration model build demo test bench clean check-isa check-dependency fuzz fuzz-mutate asan tsan soak
+.PHONY: all deps weights calibration model build demo test bench clean check-isa check-dependency fuzz fuzz-mutate asan tsan soak docs
 
 all: build
 
@@ -84,6 +84,11 @@ tsan: weights calibration
 # 8 threads checked against serial results (Benchmarks/Soak/main.swift).
 soak: model
 	cd Benchmarks && $(SWIFT) run -c release Soak
+
+# The DocC catalog of the public API (Sources/YOLO/YOLO.docc, swift-docc-plugin), warnings as errors.
+docs: deps
+	$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation --target YOLO \
+	  --warnings-as-errors --output-path .build/docs
 
 clean:
 	rm -rf .build out

@@ -3,7 +3,7 @@
 # a local bare clone of this repository's HEAD, tagged there), with no extra flags; runs one detection
 # on Samples/coffee.png and checks that it ran the best kernel family this CPU supports (AVX-512 or AVX2
 # code is in every build since the ISA targets carry their own -target-cpu, allowed in a versioned
-# dependency since swift-tools-version 6.2) and found the cup.
+# dependency since swift-tools-version 6.2) and found the cup; then runs scripts/check-isa.sh on the app.
 # Usage: scripts/check-as-dependency.sh [WORK_DIR]     (commit first: the clone takes HEAD)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -43,4 +43,7 @@ output=$(env -u YOLO_KERNEL "$work/app/.build/release/app" "$root/Weights/yolov3
 echo "$output"
 grep -qx "kernel $expected" <<<"$output" || { echo "check-as-dependency: expected kernel family $expected" >&2; exit 1; }
 grep -q '^cup ' <<<"$output" || { echo "check-as-dependency: no cup found in Samples/coffee.png" >&2; exit 1; }
+# The app's binary gets the same disassembly checks as ours: kernels compiled for their ISA, nothing
+# higher-ISA outside them, and no SIMD code left unspecialized across the module boundary.
+bash "$root/scripts/check-isa.sh" "$work/app/.build/release/app"
 echo "check-as-dependency: ok: a package depending on SwiftYOLO by version runs the $expected family"

@@ -8,6 +8,12 @@
 # specialization that an ISA module emitted with shared linkage and the linker then used for everyone: it
 # would crash with SIGILL on a CPU without that ISA. Also checks that the ISA targets really were compiled
 # for their ISA (ymm FMAs in the AVX2 kernel, zmm FMAs in the AVX-512 kernel).
+#
+# Last, checks that no engine function (modules YOLO, YOLOKernels*) that is not itself generic over SIMD
+# calls SIMD code unspecialized: a SIMD protocol witness (`SIMDStorage` subscripts, init, scalarCount) or a
+# function still generic over `SIMD`. That happens when an @inlinable/@_transparent body such as
+# `Activation.callAsFunction<V: SIMD>` stops being serialized for other modules (it was made `package`
+# once, and every layer ran 20-40x slower, 3.4 s instead of 79 ms per pass, with all tests green).
 # Usage: scripts/check-isa.sh [BINARY]
 set -euo pipefail
 binary=${1:-.build/release/yolo}
@@ -15,7 +21,10 @@ binary=${1:-.build/release/yolo}
 command -v objdump >/dev/null || { echo "check-isa: objdump not found (Debian package binutils)" >&2; exit 1; }
 if [[ $(uname -m) != x86_64 ]]; then echo "check-isa: not an x86-64 machine, nothing to check"; exit 0; fi
 
-report=$(objdump -d --no-show-raw-insn "$binary" | awk '
+disassembly=$(mktemp)
+trap 'rm -f "$disassembly"' EXIT
+objdump -d --no-show-raw-insn "$binary" >"$disassembly"
+report=$(awk '
   /^[0-9a-f]+ <.*>:$/ { sub(/^[0-9a-f]+ </, ""); sub(/>:$/, ""); symbol = $0; next }
   /^ +[0-9a-f]+:\t/ {
     split($0, field, "\t"); insn = field[2]; split(insn, word, " "); op = word[1]
@@ -27,16 +36,29 @@ report=$(objdump -d --no-show-raw-insn "$binary" | awk '
   END {
     for (s in ymm) if (s ~ /^\$s15YOLOKernelsAVX2/) print "OK-AVX2\t" s
     for (s in zmm) if (s ~ /^\$s17YOLOKernelsAVX512/) print "OK-AVX512\t" s
-  }')
+  }' "$disassembly")
 outside=$(grep -v '^OK-' <<<"$report" | grep -v -E '^\$s(15YOLOKernelsAVX2|17YOLOKernelsAVX512)' || true)
 inside=$(grep -v '^OK-' <<<"$report" | grep -c -E '^\$s(15YOLOKernelsAVX2|17YOLOKernelsAVX512)' || true)
 if [[ -n $outside ]]; then
   echo "check-isa: $binary: functions outside the ISA kernel targets use higher-ISA instructions (would SIGILL on an older CPU):" >&2
   while IFS=$'\t' read -r symbol op; do
-    echo "  $op in $(swift demangle --simplified "$symbol" 2>/dev/null || echo "$symbol")" >&2
+    echo "  $op in $(swift demangle --simplified --compact "$symbol" 2>/dev/null || echo "$symbol")" >&2
   done <<<"$outside"
   exit 1
 fi
 grep -q '^OK-AVX2' <<<"$report" || { echo "check-isa: $binary: no ymm FMA in YOLOKernelsAVX2 (was it compiled for haswell?)" >&2; exit 1; }
 grep -q '^OK-AVX512' <<<"$report" || { echo "check-isa: $binary: no zmm FMA in YOLOKernelsAVX512 (was it compiled for skylake-avx512?)" >&2; exit 1; }
-echo "check-isa: $binary: higher-ISA instructions only in the ISA kernel targets ($inside functions); AVX2 kernel uses ymm FMAs, AVX-512 kernel zmm FMAs"
+unspecialized=$(awk '
+  /^[0-9a-f]+ <.*>:$/ { sub(/^[0-9a-f]+ </, ""); sub(/>:$/, ""); symbol = $0; next }
+  /\tcall/ && symbol ~ /^\$s(4YOLO|11YOLOKernels|15YOLOKernelsAVX2|17YOLOKernelsAVX512)/ && symbol !~ /s4SIMDRz/ {
+    target = $NF; gsub(/[<>]/, "", target); sub(/@plt$/, "", target)
+    if (target ~ /SIMDStorage/ || target ~ /s4SIMDRz/) print symbol "\t" target
+  }' "$disassembly" | sort -u)
+if [[ -n $unspecialized ]]; then
+  echo "check-isa: $binary: engine code calls SIMD code unspecialized (each call goes through the generic runtime, 20-40x slower; is an @inlinable or @_transparent body no longer public?):" >&2
+  while IFS=$'\t' read -r symbol target; do
+    echo "  $(swift demangle --simplified --compact "$symbol" 2>/dev/null || echo "$symbol")  calls  $(swift demangle --simplified --compact "$target" 2>/dev/null || echo "$target")" >&2
+  done <<<"$unspecialized"
+  exit 1
+fi
+echo "check-isa: $binary: higher-ISA instructions only in the ISA kernel targets ($inside functions); AVX2 kernel uses ymm FMAs, AVX-512 kernel zmm FMAs; no unspecialized SIMD calls"

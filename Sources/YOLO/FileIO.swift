@@ -94,11 +94,24 @@ import Synchronization
     }
 
     /// Deletes `.NAME.PID.RANDOM.tmp` files next to `target` whose process no longer exists.
+    ///
+    /// A folder is listed once per process (a `--save` run over thousands of images writes thousands of
+    /// files into one folder; listing it for each would be quadratic). The temporaries found then are
+    /// remembered and each is removed when its own target is written; ones that a process killed later
+    /// leaves behind are found by the next run.
     static func removeStaleTemporaries(of target: URL) {
         let folder = target.deletingLastPathComponent().path
         let prefix = "." + target.lastPathComponent + "."
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder) else { return }
-        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+        let candidates: [String] = staleCandidates.withLock { known in
+            if known[folder] == nil {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)) ?? []
+                known[folder] = names.filter { $0.hasPrefix(".") && $0.hasSuffix(".tmp") }
+            }
+            let matching = known[folder, default: []].filter { $0.hasPrefix(prefix) }
+            known[folder, default: []].removeAll { $0.hasPrefix(prefix) }
+            return matching
+        }
+        for name in candidates {
             let fields = name.dropFirst(prefix.count).dropLast(4).split(separator: ".")
             guard fields.count == 2, let pid = Int32(fields[0]), UInt32(fields[1]) != nil, pid != getpid() else { continue }
             if kill(pid, 0) != 0 && errno == ESRCH {
@@ -106,4 +119,7 @@ import Synchronization
             }
         }
     }
+
+    /// Per folder: the hidden `.tmp` names seen when it was first listed and not yet dealt with.
+    private static let staleCandidates = Mutex<[String: [String]]>([:])
 }

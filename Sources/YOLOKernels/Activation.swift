@@ -8,7 +8,7 @@ public enum Activation: String, Sendable, CaseIterable {
 
     /// The function on one value. Leaky uses darknet's slope 0.1.
     @inlinable @inline(__always)
-    package func callAsFunction(_ x: Float) -> Float {
+    public func callAsFunction(_ x: Float) -> Float {
         switch self {
         case .linear: return x
         case .leaky: return x > 0 ? x : 0.1 * x
@@ -23,7 +23,7 @@ public enum Activation: String, Sendable, CaseIterable {
     /// lane by lane through the scalar form. Transparent: always inlined into the caller, so no
     /// specialization of it is shared between modules compiled for different ISAs.
     @_transparent
-    package func callAsFunction<V: SIMD>(_ x: V) -> V where V.Scalar == Float {
+    public func callAsFunction<V: SIMD>(_ x: V) -> V where V.Scalar == Float {
         switch self {
         case .linear: return x
         case .leaky: return Activation.positiveOr(x, x * 0.1)
@@ -35,7 +35,7 @@ public enum Activation: String, Sendable, CaseIterable {
     /// Lane-wise `x > 0 ? x : negative`, for `negative` = 0.1·x or 0 (a lane holding −0, a negative
     /// value or a negative NaN takes `negative`, which then equals what the scalar form gives).
     @_transparent
-    package static func positiveOr<V: SIMD>(_ x: V, _ negative: V) -> V where V.Scalar == Float {
+    public static func positiveOr<V: SIMD>(_ x: V, _ negative: V) -> V where V.Scalar == Float {
         let bits = unsafeBitCast(x, to: V.MaskStorage.self)
         let mask = bits &>> 31
         let picked = (bits & ~mask) | (unsafeBitCast(negative, to: V.MaskStorage.self) & mask)
@@ -44,7 +44,7 @@ public enum Activation: String, Sendable, CaseIterable {
 
     /// Logistic on each lane (scalar `expf`).
     @_transparent
-    package static func logisticLanes<V: SIMD>(_ x: V) -> V where V.Scalar == Float {
+    public static func logisticLanes<V: SIMD>(_ x: V) -> V where V.Scalar == Float {
         var y = x
         for i in 0..<V.scalarCount { y[i] = Activation.logistic(x[i]) }
         return y
@@ -52,7 +52,7 @@ public enum Activation: String, Sendable, CaseIterable {
 
     /// Adds `bias` to each of `count` values at `values` and applies the activation, in one pass.
     @inlinable
-    package func applyBiased(_ values: UnsafeMutablePointer<Float>, count: Int, bias: Float) {
+    public func applyBiased(_ values: UnsafeMutablePointer<Float>, count: Int, bias: Float) {
         // One loop per case, so each compiles to a vector loop.
         switch self {
         case .linear: for i in 0..<count { values[i] = Activation.linear(values[i] + bias) }
@@ -65,7 +65,7 @@ public enum Activation: String, Sendable, CaseIterable {
     /// A small integer naming the activation, for kernels whose entry points take C-representable
     /// arguments only (`TileKernel`).
     @inlinable
-    package var code: Int {
+    public var code: Int {
         switch self {
         case .linear: return 0
         case .leaky: return 1
@@ -76,7 +76,7 @@ public enum Activation: String, Sendable, CaseIterable {
 
     /// The activation of `code` (see `code`); linear for an unknown code.
     @inlinable @inline(__always)
-    package init(code: Int) {
+    public init(code: Int) {
         switch code {
         case 1: self = .leaky
         case 2: self = .relu

@@ -9,47 +9,47 @@
 /// column: the `tileRows` values of one column of A are adjacent); `B` is `k` rows of `columns`
 /// floats; C's rows are `ldc` floats apart and `columns` floats of each of the first `rows` rows are
 /// written (rows past `rows` are not).
-package struct TileKernel: Sendable {
+public struct TileKernel: Sendable {
     /// B's row `i` at `b + i · ldb`:
     /// `(k, a, b, ldb, c, ldc, rows, accumulate, bias, activationCode)`.
-    package typealias Strided = @convention(c) (
+    public typealias Strided = @convention(c) (
         Int, UnsafePointer<Float>, UnsafePointer<Float>, Int, UnsafeMutablePointer<Float>, Int, Int, Bool,
         UnsafePointer<Float>?, Int) -> Void
     /// B's row `i` at `b + offsets[i]` (a direct convolution's taps read in place), never accumulating:
     /// `(k, a, b, offsets, c, ldc, rows, bias, activationCode)`.
-    package typealias Offsets = @convention(c) (
+    public typealias Offsets = @convention(c) (
         Int, UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Int>, UnsafeMutablePointer<Float>, Int, Int,
         UnsafePointer<Float>?, Int) -> Void
 
-    package let strided: Strided
-    package let offsets: Offsets
+    public let strided: Strided
+    public let offsets: Offsets
 
-    package init(strided: Strided, offsets: Offsets) {
+    public init(strided: Strided, offsets: Offsets) {
         self.strided = strided
         self.offsets = offsets
     }
 }
 
 /// How a micro-kernel finds B's successive rows (each kernel specializes its body for both).
-package protocol RowsOfB {
+public protocol RowsOfB {
     /// The next row's first float.
     mutating func next() -> UnsafeRawPointer
 }
 
 /// Rows a fixed number of bytes apart.
 @frozen
-package struct StridedRows: RowsOfB {
+public struct StridedRows: RowsOfB {
     @usableFromInline var row: UnsafeRawPointer
     @usableFromInline let step: Int
 
     @inlinable @inline(__always)
-    package init(_ b: UnsafePointer<Float>, ldb: Int) {
+    public init(_ b: UnsafePointer<Float>, ldb: Int) {
         row = UnsafeRawPointer(b)
         step = ldb * MemoryLayout<Float>.stride
     }
 
     @inlinable @inline(__always)
-    package mutating func next() -> UnsafeRawPointer {
+    public mutating func next() -> UnsafeRawPointer {
         defer { row += step }
         return row
     }
@@ -57,18 +57,18 @@ package struct StridedRows: RowsOfB {
 
 /// Rows at listed offsets (in floats) from one base.
 @frozen
-package struct OffsetRows: RowsOfB {
+public struct OffsetRows: RowsOfB {
     @usableFromInline let base: UnsafePointer<Float>
     @usableFromInline var offsets: UnsafePointer<Int>
 
     @inlinable @inline(__always)
-    package init(_ base: UnsafePointer<Float>, offsets: UnsafePointer<Int>) {
+    public init(_ base: UnsafePointer<Float>, offsets: UnsafePointer<Int>) {
         self.base = base
         self.offsets = offsets
     }
 
     @inlinable @inline(__always)
-    package mutating func next() -> UnsafeRawPointer {
+    public mutating func next() -> UnsafeRawPointer {
         defer { offsets += 1 }
         return UnsafeRawPointer(base + offsets.pointee)
     }

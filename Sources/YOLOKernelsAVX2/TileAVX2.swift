@@ -10,7 +10,7 @@ import YOLOKernels
 /// accumulated in memory: the tile is stored once, bias and activation applied in registers.
 ///
 /// `TileKernel.Strided` for 6 × 16 tiles.
-package func avx2TileStrided(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ ldb: Int,
+public func avx2TileStrided(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ ldb: Int,
                            _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ accumulate: Bool,
                            _ bias: UnsafePointer<Float>?, _ activation: Int) {
     #if arch(x86_64)
@@ -20,7 +20,7 @@ package func avx2TileStrided(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePoi
 }
 
 /// `TileKernel.Offsets` for 6 × 16 tiles.
-package func avx2TileOffsets(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>,
+public func avx2TileOffsets(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>,
                            _ offsets: UnsafePointer<Int>, _ c: UnsafeMutablePointer<Float>, _ ldc: Int,
                            _ rows: Int, _ bias: UnsafePointer<Float>?, _ activation: Int) {
     #if arch(x86_64)

@@ -8,7 +8,7 @@ import YOLOKernels
 /// Nothing is accumulated in memory: the tile is stored once, bias and activation applied in registers.
 ///
 /// `TileKernel.Strided` for 6 × 64 tiles.
-package func avx512TileStrided(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ ldb: Int,
+public func avx512TileStrided(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ ldb: Int,
                            _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ accumulate: Bool,
                            _ bias: UnsafePointer<Float>?, _ activation: Int) {
     #if arch(x86_64)
@@ -18,7 +18,7 @@ package func avx512TileStrided(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafeP
 }
 
 /// `TileKernel.Offsets` for 6 × 64 tiles.
-package func avx512TileOffsets(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>,
+public func avx512TileOffsets(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>,
                            _ offsets: UnsafePointer<Int>, _ c: UnsafeMutablePointer<Float>, _ ldc: Int,
                            _ rows: Int, _ bias: UnsafePointer<Float>?, _ activation: Int) {
     #if arch(x86_64)

@@ -162,8 +162,8 @@ public final class Detector: Sendable {
             timing(stage, now - mark)
             mark = now
         }
-        try validate(options)
-        let allowed = try allowedClasses(options.classes)
+        // The network's own build checks the memory budget, so it is not estimated twice here.
+        let allowed = try checked(options, estimatingMemory: false)
         let crop = try Geometry.region(of: options.regionOfInterest, width: image.width, height: image.height)
         let size = try networkSize(for: options, regionWidth: crop.width, regionHeight: crop.height)
         let network = try network(width: size.width, height: size.height, memoryBudget: options.memoryBudget)
@@ -249,14 +249,19 @@ public final class Detector: Sendable {
     /// size (and, when it does not depend on the image, that its network fits the memory budget), the
     /// region of interest's range and the thresholds. `detect` calls it on every call.
     public func validate(_ options: DetectionOptions) throws {
-        _ = try allowedClasses(options.classes)
+        _ = try checked(options, estimatingMemory: true)
+    }
+
+    /// `validate`'s checks; returns the allowed class indices (nil: all).
+    private func checked(_ options: DetectionOptions, estimatingMemory: Bool) throws -> Set<Int>? {
+        let allowed = try allowedClasses(options.classes)
         guard options.memoryBudget > 0 else {
             throw YOLOError.invalidArgument("memory budget must be positive, got \(options.memoryBudget)")
         }
         let size = try networkSize(for: options, regionWidth: 1, regionHeight: 1)
         // An automatic size depends on the image's aspect ratio: its budget is checked when its network is built.
         let automatic = if case .automatic = options.inputSize { true } else { false }
-        if !automatic, networks.withLock({ $0.entries[Size(width: size.width, height: size.height)] }) == nil {
+        if estimatingMemory, !automatic, networks.withLock({ $0.entries[Size(width: size.width, height: size.height)] }) == nil {
             _ = try Network.checkMemory(model.description, width: size.width, height: size.height, budget: options.memoryBudget)
         }
         _ = try Geometry.region(of: options.regionOfInterest, width: 1_000_000, height: 1_000_000)
@@ -269,6 +274,7 @@ public final class Detector: Sendable {
         if let limit = options.maximumDetections, limit < 1 {
             throw YOLOError.invalidArgument("maximum detections must be at least 1, got \(limit)")
         }
+        return allowed
     }
 
     /// Resolves class selectors to indices; nil means all classes.

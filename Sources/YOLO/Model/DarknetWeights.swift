@@ -125,14 +125,12 @@ import Foundation
     }
 
     public static func problem(in values: some Collection<Float>, name: String) -> String? {
-        var largest: Float = 0
         for value in values {
             // NaN fails both comparisons, so it also lands here.
             guard value.magnitude <= maximumMagnitude else {
                 return value.isFinite ? "a \(name) of \(value) is beyond ±\(maximumMagnitude) (a corrupted file?)"
                                       : "a \(name) is \(value) (a corrupted file?)"
             }
-            largest = max(largest, value.magnitude)
         }
         return nil
     }

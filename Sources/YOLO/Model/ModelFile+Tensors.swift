@@ -83,7 +83,7 @@ struct TensorLayout {
                 throw reader.failure("table or scales hold non-finite or negative values")
             }
             // The largest weight the codes can expand to must pass the same check as float weights.
-            let largest = (tableBuffer.buffer.map(\.magnitude).max() ?? 0) * (scaleBuffer.buffer.max() ?? 0)
+            let largest = tableBuffer.buffer.reduce(Float(0)) { max($0, $1.magnitude) } * scaleBuffer.buffer.reduce(Float(0), max)
             let biasBuffer = floats(at: biases, count: filters)
             if let problem = WeightSanity.problem(in: CollectionOfOne(largest), name: "weight")
                 ?? WeightSanity.problem(in: biasBuffer.buffer, name: "bias") {

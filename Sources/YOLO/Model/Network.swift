@@ -123,12 +123,15 @@
     public var heads: [YOLOHead] { headIndices.map { layers[$0] as! YOLOHead } }
 
     /// Runs every layer on `input` (`inputShape.count` floats, CHW). Results stay in `workspace`;
-    /// read them with `workspace.output(of:)`. Allocates nothing.
+    /// read them with `workspace.output(of:)`. Allocates nothing. Subnormal values are flushed to zero
+    /// while it runs (`DenormalMode`).
     public func forward(_ input: UnsafePointer<Float>, workspace: Workspace) {
         precondition(workspace.isBuilt(for: self), "Network.forward: workspace was made for another network")
         workspace.setInput(input)
-        for index in layers.indices where !workspace.skips(index) {
-            layers[index].forward(workspace.io(for: index))
+        DenormalMode.withFlushedDenormals {
+            for index in layers.indices where !workspace.skips(index) {
+                layers[index].forward(workspace.io(for: index))
+            }
         }
     }
 

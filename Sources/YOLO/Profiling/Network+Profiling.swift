@@ -12,11 +12,13 @@ extension Network {
         precondition(seconds.count == layers.count, "Network.forwardTimed: need one slot per layer")
         workspace.setInput(input)
         var last = DispatchTime.now().uptimeNanoseconds
-        for index in layers.indices {
-            if !workspace.skips(index) { layers[index].forward(workspace.io(for: index)) }
-            let now = DispatchTime.now().uptimeNanoseconds
-            seconds[index] = Double(now - last) * 1e-9
-            last = now
+        DenormalMode.withFlushedDenormals {
+            for index in layers.indices {
+                if !workspace.skips(index) { layers[index].forward(workspace.io(for: index)) }
+                let now = DispatchTime.now().uptimeNanoseconds
+                seconds[index] = Double(now - last) * 1e-9
+                last = now
+            }
         }
     }
 

@@ -159,6 +159,7 @@ final class WorkerPool: @unchecked Sendable {
     }
 
     private func work() {
+        DenormalMode.flushOnThisThread()
         workerIDs.withLock { $0.append(pthread_self()) }
         var seen = 0  // generations start at 1: a region started before this thread got here still runs
         while true {

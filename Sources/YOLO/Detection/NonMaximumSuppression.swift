@@ -2,7 +2,8 @@
 @_spi(Engine) public enum NonMaximumSuppression {
     /// Darknet's `do_nms_sort`, per class: for each class, visit candidates by that class's probability
     /// (descending, ties in candidate order) and zero the class probability of every later candidate whose
-    /// IoU with a surviving one exceeds `threshold`. A box keeps its other classes.
+    /// IoU with a surviving one exceeds `threshold`. A box keeps its other classes. Only pairs that can
+    /// overlap are compared (`GreedySuppression`), so a model that fires everywhere is not quadratic.
     public static func perClass(_ candidates: inout Candidates, threshold: Float) {
         let classes = candidates.classes
         let limit = Double(threshold)
@@ -14,11 +15,8 @@
                     .filter { probabilities[$0 * classes + k] > 0 }
                     .sorted { probabilities[$0 * classes + k] > probabilities[$1 * classes + k]
                               || (probabilities[$0 * classes + k] == probabilities[$1 * classes + k] && $0 < $1) }
-                for (position, i) in order.enumerated() where probabilities[i * classes + k] > 0 {
-                    for j in order[(position + 1)...] where probabilities[j * classes + k] > 0 {
-                        if boxes[i].iou(boxes[j]) > limit { probabilities[j * classes + k] = 0 }
-                    }
-                }
+                let survivors = GreedySuppression.survivors(order, boxes: boxes, limit: limit)
+                for (i, survives) in zip(order, survivors) where !survives { probabilities[i * classes + k] = 0 }
             }
         }
     }
@@ -33,13 +31,8 @@
         }
         let order = (0..<candidates.count).filter { best[$0] > 0 }
             .sorted { best[$0] > best[$1] || (best[$0] == best[$1] && $0 < $1) }
-        var suppressed = [Bool](repeating: false, count: candidates.count)
-        for (position, i) in order.enumerated() where !suppressed[i] {
-            for j in order[(position + 1)...] where !suppressed[j] {
-                if candidates.boxes[i].iou(candidates.boxes[j]) > limit { suppressed[j] = true }
-            }
-        }
-        for i in 0..<candidates.count where suppressed[i] {
+        let survivors = GreedySuppression.survivors(order, boxes: candidates.boxes, limit: limit)
+        for (i, survives) in zip(order, survivors) where !survives {
             for k in 0..<classes { candidates.probabilities[i * classes + k] = 0 }
         }
     }

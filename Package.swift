@@ -27,6 +27,8 @@ let package = Package(
         // LAPACK's C declarations (Debian's liblapacke-dev); the routines themselves come from libopenblas.
         .systemLibrary(name: "CLAPACK", providers: [.apt(["liblapacke-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        // zlib's deflate for the PNG writer, which compresses strips of rows on several threads.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // glibc's malloc statistics, for the test that checks a forward pass allocates nothing.
         .systemLibrary(name: "CMallocInfo"),
         // Baseline code shared by every kernel family: the activations (generic over SIMD width) and
@@ -37,7 +39,7 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(["-target-cpu", "haswell"])]),
         .target(name: "YOLOKernelsAVX512", dependencies: ["YOLOKernels"],
                 swiftSettings: [.unsafeFlags(["-target-cpu", "skylake-avx512"])]),
-        .target(name: "YOLO", dependencies: ["COpenBLAS", "CLAPACK", "CTurboJPEG", "CPNG", "YOLOKernels",
+        .target(name: "YOLO", dependencies: ["COpenBLAS", "CLAPACK", "CTurboJPEG", "CPNG", "CZlib", "YOLOKernels",
                                              "YOLOKernelsAVX2", "YOLOKernelsAVX512"]),
         .executableTarget(
             name: "yolo",

@@ -2,7 +2,7 @@
 # Installs the Debian packages SwiftYOLO needs, only those that are missing.
 # Uses sudo only when not running as root. Safe to run again: does nothing when all are present.
 set -euo pipefail
-packages=(libopenblas-dev liblapacke-dev libturbojpeg0-dev libpng-dev pkg-config python3-pip)
+packages=(libopenblas-dev liblapacke-dev libturbojpeg0-dev libpng-dev zlib1g-dev pkg-config python3-pip)
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -1,44 +1,16 @@
-import CPNG
 import CTurboJPEG
 import Foundation
 
 // MARK: - Encoding to PNG and JPEG
 
 extension Image {
-    /// The image as a PNG file: 8-bit RGB, lossless, tagged sRGB (libpng's simplified writer).
+    /// The image as a PNG file: 8-bit RGB, lossless, tagged sRGB.
     ///
-    /// Written in one pass into a buffer of libpng's documented worst-case size (`PNG_IMAGE_PNG_SIZE_MAX`),
-    /// with libpng's speed setting (`PNG_IMAGE_FLAG_FAST`: a fast zlib level and filter choice), so that
-    /// saving an annotated photo costs less than detecting in it.
-    /// - Throws: `YOLOError.invalidArgument` if libpng reports an error (it should not for a valid image).
+    /// Compressed on several threads at zlib's fastest level (`PNGWriter`), so that saving an annotated
+    /// photo costs less than detecting in it.
+    /// - Throws: `YOLOError.invalidArgument` if zlib reports an error (it should not for a valid image).
     public func pngData() throws -> Data {
-        var image = png_image()
-        image.version = UInt32(PNG_IMAGE_VERSION)
-        image.width = UInt32(width)
-        image.height = UInt32(height)
-        image.format = UInt32(PNG_FORMAT_FLAG_COLOR)
-        image.flags = UInt32(PNG_IMAGE_FLAG_FAST)
-        defer { png_image_free(&image) }
-        // PNG_IMAGE_PNG_SIZE_MAX: the filtered rows, zlib's bound on them, the chunks around them; plus slack
-        // for the sRGB chunk. Should libpng still need more, it says how much and the second pass uses that.
-        let raw = (width * 3 + 1) * height
-        let compressed = raw + (raw + 7) / 8 + (raw + 63) / 64 + 11
-        var capacity = 8 + 25 + 16 + 44 + 12 + 12 + 12 * (compressed / 8192) + compressed + 1024
-        for _ in 0..<2 {
-            var output = Data(count: capacity)
-            var size = capacity
-            let written = output.withUnsafeMutableBytes { target in
-                pixels.withUnsafeBytes { source in
-                    png_image_write_to_memory(&image, target.baseAddress, &size, 0, source.baseAddress, 0, nil) != 0
-                }
-            }
-            if written { return output.prefix(size) }
-            guard size > capacity else { break }
-            capacity = size
-            image.warning_or_error = 0
-        }
-        let text = withUnsafeBytes(of: &image.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        throw YOLOError.invalidArgument("PNG encoding failed: \(text)")
+        try pixels.withUnsafeBufferPointer { try PNGWriter.encode($0, width: width, height: height) }
     }
 
     /// The image as a baseline JPEG file: no chroma subsampling (4:4:4, so thin coloured box

@@ -69,7 +69,7 @@ extension Tensor {
             throw fail("shape \(dims) needs \(expectedBytes) data bytes, file holds \(data.count - payloadStart)")
         }
         var values = [Float](repeating: 0, count: shape.count)
-        values.withUnsafeMutableBytes { destination in
+        _ = values.withUnsafeMutableBytes { destination in
             data.copyBytes(to: destination, from: data.startIndex + payloadStart ..< data.startIndex + payloadStart + expectedBytes)
         }
         return Tensor(shape: shape, values: values)

@@ -28,8 +28,15 @@ let package = Package(
         // threads checked against serial results: `swift run -c release Soak` (see Soak/main.swift).
         .executableTarget(
             name: "Soak",
-            dependencies: [.product(name: "YOLO", package: rootIdentity)],
+            dependencies: [.product(name: "YOLO", package: rootIdentity), "BenchSupport"],
             path: "Soak"),
+        // What one Detector costs an embedding app in memory, step by step: `swift run -c release Embedder`.
+        .executableTarget(
+            name: "Embedder",
+            dependencies: [.product(name: "YOLO", package: rootIdentity), "BenchSupport"],
+            path: "Embedder"),
+        // RSS and command-line flags for Soak and Embedder.
+        .target(name: "BenchSupport", path: "BenchSupport"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,20 +10,8 @@
 //    identical to the serial result for the same image.
 // Exit status 1 when either check fails.
 import Foundation
+import BenchSupport
 import YOLO
-
-func residentMegabytes() -> Double {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-          let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else { return .nan }
-    return kilobytes / 1024
-}
-
-func value(of flag: String, default fallback: String) -> String {
-    let arguments = CommandLine.arguments
-    guard let index = arguments.firstIndex(of: flag), index + 1 < arguments.count else { return fallback }
-    return arguments[index + 1]
-}
 
 /// Runs both checks; returns the exit status. A function, not top-level code, so that the values the
 /// worker threads share are locals rather than main-actor globals.

@@ -1,14 +1,17 @@
 import CZlib
 import Foundation
 
-/// Writes 8-bit RGB PNG files quickly: each row filtered with PNG's `Sub` or `Up` filter, whichever gives
-/// smaller bytes, the image cut into strips of rows that are deflated on several threads at zlib's
-/// fastest level, the strips' raw deflate streams joined into one zlib stream (each but the last ends on a byte boundary with a sync flush, as
-/// pigz does; their Adler-32 checksums are combined), and the chunks around it.
+/// Writes 8-bit RGB PNG files quickly:
+/// - each row is filtered with PNG's `Sub` or `Up` filter, whichever gives smaller bytes;
+/// - the rows are cut into strips of about 1 MiB, deflated on several threads at zlib's fastest level
+///   (or stored, when a probe of the strip's first 32 KiB does not shrink below 90 %);
+/// - the strips' raw deflate streams are joined into one zlib stream (each but the last ends on a byte
+///   boundary with a sync flush, as pigz does; their Adler-32 checksums are combined), one IDAT chunk
+///   per strip.
 ///
-/// libpng's simplified writer, which this replaces for encoding, compresses on one thread: an 8000×6000
-/// photo took longer to save than to detect in (docs/IMAGES.md has the figures). Each strip starts
-/// with an empty dictionary, which costs a little compression at the seams (one strip per MiB or so).
+/// libpng's simplified writer, which this replaces for encoding, compresses on one thread: saving an
+/// 8000×6000 photo cost as much as detecting in it (docs/IMAGES.md has the figures). Each strip starts
+/// with an empty dictionary, which costs a little compression at the seams.
 enum PNGWriter {
     /// Uncompressed bytes (filtered rows) per strip, about; strips are whole rows.
     static let stripBytes = 1 << 20
@@ -123,13 +126,15 @@ enum PNGWriter {
         return total
     }
 
-    /// Deflates `length` filtered bytes at zlib's fastest level into a raw deflate stream that ends on a
+    /// Deflates `length` filtered bytes at zlib's fastest level (or stores them, when a probe shows they
+    /// do not compress) into a raw deflate stream that ends on a
     /// byte boundary (sync flush) or, for the last strip, finishes the stream; `output` is the worker's
     /// buffer, grown when a strip needs more.
     private static func deflate(_ input: UnsafeMutablePointer<UInt8>, length: Int, first: Bool, last: Bool,
                                 output: inout UnsafeMutableRawBufferPointer?) -> Strip {
         var z = z_stream()
-        var status = deflateInit2_(&z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+        let level = compresses(input, length: min(length, probeBytes)) ? Int32(1) : 0
+        var status = deflateInit2_(&z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
                                    Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else { return Strip(data: nil, status: status) }
         defer { deflateEnd(&z) }
@@ -154,6 +159,28 @@ enum PNGWriter {
         let bytes = buffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
         return Strip(data: Data(bytes: bytes, count: size), crc: crc32(0, bytes, uInt(size)),
                      adler: adler32(1, input, uInt(length)), length: length, status: status)
+    }
+
+    /// Bytes of each strip compressed first to see whether compressing it is worth the time.
+    static let probeBytes = 32 << 10
+
+    /// Whether level 1 shrinks the first `length` bytes below 90 %. Rows that do not compress (noise,
+    /// or content that is already noise-like after filtering) are then stored uncompressed (level 0,
+    /// a copy), where level 1 ran at ~20 MB/s for no gain: a 8000×6000 noise image took 7.6 s to save.
+    private static func compresses(_ input: UnsafeMutablePointer<UInt8>, length: Int) -> Bool {
+        var z = z_stream()
+        guard deflateInit2_(&z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+                            Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return true }
+        defer { deflateEnd(&z) }
+        let capacity = Int(deflateBound(&z, uLong(length)))
+        let output = UnsafeMutablePointer<Bytef>.allocate(capacity: capacity)
+        defer { output.deallocate() }
+        z.next_in = input
+        z.avail_in = uInt(length)
+        z.next_out = output
+        z.avail_out = uInt(capacity)
+        guard CZlib.deflate(&z, Z_FINISH) == Z_STREAM_END else { return true }
+        return Double(z.total_out) < 0.9 * Double(length)
     }
 
     private static func appendBigEndian(_ value: UInt32, to data: inout Data) {

@@ -23,7 +23,7 @@ func measure() throws {
             let elapsed = start.duration(to: clock.now).components
             return String(format: ", %.0f ms", Double(elapsed.seconds) * 1000 + Double(elapsed.attoseconds) / 1e15)
         } ?? ""
-        print(String(format: "%-58@ RSS %7.1f MB%@", step as NSString, residentMegabytes(), time))
+        print(step.padding(toLength: 58, withPad: " ", startingAt: 0) + String(format: " RSS %7.1f MB", residentMegabytes()) + time)
     }
     report("start")
     let detector = try Detector(model: Model(contentsOf: modelPath), maximumCachedNetworks: cache)

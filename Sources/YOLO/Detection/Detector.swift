@@ -82,10 +82,20 @@ public final class Detector: Sendable {
     }
 
     /// Drops every built network and all idle scratch memory; the next call builds what it needs again.
-    /// Calls running now keep what they use until they return.
+    /// Calls running now keep what they use until they return. Then asks the C allocator to give free
+    /// memory back to the system (glibc's `malloc_trim`), so the process's resident size really drops.
     public func releaseCaches() {
         networks.withLock { $0 = NetworkCache() }
         pool.withLock { $0 = [:] }
+        Self.returnFreeMemory()
+    }
+
+    /// glibc's `malloc_trim(0)`, found at run time (Glibc's Swift module does not declare it); nothing
+    /// where the C library has no such call.
+    private static func returnFreeMemory() {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
+        typealias Trim = @convention(c) (Int) -> Int32
+        _ = unsafeBitCast(symbol, to: Trim.self)(0)
     }
 
     /// Input sizes with a built network, least recently used first.

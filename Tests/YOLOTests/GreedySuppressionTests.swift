@@ -55,4 +55,20 @@ import Testing
         // Neighbours overlap by 0.4/1.4 of a side: IoU 0.17 sideways, so every box survives.
         #expect(survivors.allSatisfy { $0 })
     }
+
+    /// `NonMaximumSuppression.ranked`: the best `keeping` positive scores in order (ties by index), the
+    /// other positive ones dropped; against a full sort, with many ties and zeros.
+    @Test func rankedKeepsTheBestInOrder() {
+        var random = SeededRandom(seed: 5)
+        for trial in 0..<200 {
+            let count = Int(random.next() % 300)
+            let scores = (0..<count).map { _ in Float(random.next() % 6) / 5 }  // 0, 0.2, ..., 1: ties
+            let keeping = [1, 2, 5, 50, 1000][trial % 5]
+            let (order, dropped) = NonMaximumSuppression.ranked(count, keeping: keeping) { scores[$0] }
+            let all = (0..<count).filter { scores[$0] > 0 }
+                .sorted { scores[$0] > scores[$1] || (scores[$0] == scores[$1] && $0 < $1) }
+            #expect(order == Array(all.prefix(keeping)), "trial \(trial)")
+            #expect(Set(dropped) == Set(all.dropFirst(keeping)) && dropped.count == max(0, all.count - keeping), "trial \(trial)")
+        }
+    }
 }

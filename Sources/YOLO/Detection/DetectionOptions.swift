@@ -48,6 +48,11 @@ public struct DetectionOptions: Sendable, Equatable {
     public var classAgnostic: Bool = false
     /// Keep at most this many detections (the most confident); nil keeps all.
     public var maximumDetections: Int? = nil
+    /// At most this many candidates per class (the most probable) enter non-maximum suppression; the
+    /// rest are dropped. Default 10,000: yolov3-tiny has 2,535 boxes in all at 416×416 and 37,800 at
+    /// 1600×1600, and a real image puts only a few hundred of them above the threshold; the bound matters
+    /// only for a model that fires everywhere, where suppression would otherwise take minutes.
+    public var maximumCandidates: Int = 10_000
     /// Report only these classes; nil reports all.
     public var classes: Set<ClassSelector>? = nil
     /// The most working memory (bytes) the network for one input size may need, checked before it is

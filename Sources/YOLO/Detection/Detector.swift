@@ -198,9 +198,11 @@ public final class Detector: Sendable {
         }
         lap(.decode)
         if options.classAgnostic {
-            NonMaximumSuppression.classAgnostic(&candidates, threshold: options.iouThreshold)
+            NonMaximumSuppression.classAgnostic(&candidates, threshold: options.iouThreshold,
+                                                maximumCandidates: options.maximumCandidates)
         } else {
-            NonMaximumSuppression.perClass(&candidates, threshold: options.iouThreshold)
+            NonMaximumSuppression.perClass(&candidates, threshold: options.iouThreshold,
+                                           maximumCandidates: options.maximumCandidates)
         }
         var detections = makeDetections(candidates)
         if let limit = options.maximumDetections, detections.count > limit {
@@ -283,6 +285,9 @@ public final class Detector: Sendable {
         }
         if let limit = options.maximumDetections, limit < 1 {
             throw YOLOError.invalidArgument("maximum detections must be at least 1, got \(limit)")
+        }
+        guard options.maximumCandidates >= 1 else {
+            throw YOLOError.invalidArgument("maximum candidates must be at least 1, got \(options.maximumCandidates)")
         }
         return allowed
     }

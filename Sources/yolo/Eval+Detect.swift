@@ -31,6 +31,8 @@ extension Eval {
         let loaded = try model.load()
         let detector = try Detector(model: loaded)
         let options = try detectionOptions()
+        // A bad --size or budget is one error before the run, not a failure on every image.
+        try detector.validate(options)
         var outcome = RunOutcome()
         let map = try categoryMapping(classNames: (0..<loaded.description.classCount).map(loaded.label), truth: truth)
         outcome.categoryMap = map

@@ -46,7 +46,7 @@ import Testing
         let detector = try Detector(model: makeTestModel(), threads: 1)
         let image = Image(width: 32, height: 32, pixels: [UInt8](repeating: 100, count: 32 * 32 * 3))
         for edit in [{ (o: inout DetectionOptions) in o.confidenceThreshold = 1.5 }, { $0.iouThreshold = 0 },
-                     { $0.maximumDetections = 0 }, { $0.memoryBudget = 0 }, { $0.inputSize = .fixed(width: 8200, height: 64) }] {
+                     { $0.maximumDetections = 0 }, { $0.maximumCandidates = 0 }, { $0.memoryBudget = 0 }, { $0.inputSize = .fixed(width: 8200, height: 64) }] {
             var options = DetectionOptions()
             edit(&options)
             #expect(throws: YOLOError.self) { try detector.detect(image, options: options) }

@@ -24,6 +24,18 @@ import Testing
         return (folder, folder + "/annotations.json", ids)
     }
 
+    /// An input size the model cannot take is one error before the run (it used to fail every image as
+    /// "could not be read"), exit 1, and no results file.
+    @Test(.enabled(if: ready, "needs Weights/yolov3-tiny.weights and ../shared"))
+    func badSizeIsOneErrorBeforeTheRun() throws {
+        let set = try Self.subset(count: 1, present: 1)
+        let run = try runYOLOFloat(["eval", "--images", set.folder, "--annotations", set.annotations,
+                                    "--results", set.folder + "/results.json", "--size", "33x33"])
+        #expect(run.status == 1)
+        #expect(run.stderr == "yolo: error: network input size 33x33 must be multiples of 32 in 32...8192\n", "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: set.folder + "/results.json"))
+    }
+
     /// Our results agree with the OpenCV reference results (letterbox, conf 0.005) for the covered images.
     /// Tolerances: on this set the engine and OpenCV differ by at most 1.1e-5 in confidence and 0.002 px in
     /// box (measured); 1e-4 and 0.01 px leave margin. A reference result near the 0.005 threshold may be

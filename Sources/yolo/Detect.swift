@@ -24,8 +24,8 @@ struct Detect: ParsableCommand, KernelSelecting {
     @Option(help: "IoU above which a less confident box of the same class is suppressed.")
     var iou: Float = 0.45
 
-    @Option(help: "How the image fits the network input: fit (letterbox, darknet's), fill (stretch), crop (centre crop).")
-    var scale: ScaleOption = .fit
+    @Option(help: "How the image fits the network input: fit (letterbox, pjreddie's darknet), stretch (darknet's resize, AlexeyAB's detector test), fill (stretch resampled like OpenCV's blobFromImage), crop (centre crop). Default: what the model expects (yolo info shows it).")
+    var scale: ScaleOption?
 
     @Option(help: "Region of interest x,y,w,h, normalized to the upright image (e.g. 0.5,0,0.5,1 for the right half).")
     var roi: String?
@@ -58,10 +58,11 @@ struct Detect: ParsableCommand, KernelSelecting {
     var fullDecode = false
 
     enum ScaleOption: String, ExpressibleByArgument, CaseIterable {
-        case fit, fill, crop
+        case fit, stretch, fill, crop
         var scaling: DetectionOptions.Scaling {
             switch self {
             case .fit: return .scaleFit
+            case .stretch: return .stretch
             case .fill: return .scaleFill
             case .crop: return .centerCrop
             }
@@ -98,7 +99,7 @@ struct Detect: ParsableCommand, KernelSelecting {
         var options = DetectionOptions()
         options.confidenceThreshold = conf
         options.iouThreshold = iou
-        options.scaling = scale.scaling
+        options.scaling = scale?.scaling
         options.classAgnostic = agnostic
         options.maximumDetections = maxDetections
         if let roi {

@@ -34,8 +34,8 @@ struct Eval: ParsableCommand, KernelSelecting {
     @Option(help: "IoU above which a less confident box of the same class is suppressed.")
     var iou: Float = 0.45
 
-    @Option(help: "How an image fits the network input: fit (letterbox, darknet's), fill (stretch), crop (centre crop).")
-    var scale: Detect.ScaleOption = .fit
+    @Option(help: "How an image fits the network input: fit (letterbox, pjreddie's darknet), stretch (darknet's resize, AlexeyAB's), fill (OpenCV's stretch), crop (centre crop). Default: what the model expects.")
+    var scale: Detect.ScaleOption?
 
     @Option(help: "EXIF orientation: ignore (darknet's valid and COCO's boxes use the stored pixel grid) or apply.")
     var exif: Exif = .ignore

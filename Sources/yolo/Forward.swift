@@ -8,8 +8,8 @@ struct Forward: ParsableCommand, KernelSelecting {
         discussion: """
             A .npy input is float32 1xCxHxW (RGB planes in [0,1], as darknet feeds its network); the network \
             is built for its width and height. Any other input is read as an image (JPEG or PNG, EXIF \
-            orientation ignored like darknet) and letterboxed exactly as `darknet detect` does to the cfg's \
-            input size (or --size); the blob fed is written as DIR/input.npy. Writes DIR/layer<N>.npy for \
+            orientation ignored like darknet) and fitted to the cfg's input size (or --size) exactly as the \
+            model's darknet does (letterbox for pjreddie's models, stretch for AlexeyAB's; `yolo info` shows it); the blob fed is written as DIR/input.npy. Writes DIR/layer<N>.npy for \
             each YOLO head, or for each layer named with --layer (index as in `yolo info`).
             """)
 
@@ -34,7 +34,7 @@ struct Forward: ParsableCommand, KernelSelecting {
     func run() throws {
         let before = memory ? MemoryStatus.summary() : ""
         let loaded = try model.load(withNames: false)
-        let blob = try input.lowercased().hasSuffix(".npy") ? Tensor.readNumPy(input) : letterboxed(loaded)
+        let blob = try input.lowercased().hasSuffix(".npy") ? Tensor.readNumPy(input) : networkInput(loaded)
         let network = try Network(model: loaded, width: blob.shape.width, height: blob.shape.height, memoryBudget: model.memoryBudgetBytes)
         try network.requireInput(blob.shape)
         if let bad = layer.first(where: { $0 < 0 || $0 >= network.layers.count }) {
@@ -70,12 +70,13 @@ struct Forward: ParsableCommand, KernelSelecting {
 }
 
 extension Forward {
-    /// The image at `input`, letterboxed like `darknet detect` (stored pixel order, no EXIF rotation).
-    func letterboxed(_ model: Model) throws -> Tensor {
+    /// The image at `input` fitted the way the model expects (`Model.preferredScaling`: letterboxed like
+    /// pjreddie's `darknet detect`, stretched like AlexeyAB's `detector test`), stored pixel order, no EXIF rotation.
+    func networkInput(_ model: Model) throws -> Tensor {
         let image = try Image(contentsOf: input, options: ImageDecodingOptions(applyOrientation: false))
         let (w, h) = try parseSize(size) ?? (model.description.inputShape.width, model.description.inputShape.height)
         let crop = PixelRegion(x: 0, y: 0, width: image.width, height: image.height)
-        let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: .scaleFit,
+        let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: model.preferredScaling,
                                  networkWidth: w, networkHeight: h)
         try Network.checkMemory(model.description, width: w, height: h, budget: self.model.memoryBudgetBytes)
         let channels = model.description.inputShape.channels

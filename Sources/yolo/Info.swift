@@ -33,7 +33,17 @@ struct Info: ParsableCommand {
             _ = try DarknetWeights.load(weights, for: description)
         }
         print(LayerTable(description: description, geometry: geometry).render())
+        printScaling(description.preferredScaling)
         printKernel()
+    }
+
+    /// How images are fitted into this model's input by default.
+    func printScaling(_ scaling: DetectionOptions.Scaling) {
+        let names: [DetectionOptions.Scaling: String] = [
+            .scaleFit: "fit (letterbox, pjreddie's darknet detect)", .stretch: "stretch (darknet's resize, AlexeyAB's detector test)",
+            .scaleFill: "fill (OpenCV's stretch)", .centerCrop: "crop (centre crop)",
+        ]
+        print("default scaling: \(names[scaling] ?? scaling.rawValue) (--scale overrides)")
     }
 
     /// Which kernel family would run this model here, and why.
@@ -59,6 +69,7 @@ struct Info: ParsableCommand {
             print("\(String(repeating: " ", count: max(0, 5 - String(index).count)))\(index)  \(storage.name.padding(toLength: 22, withPad: " ", startingAt: 0))  \(storage.bytes)")
         }
         let fileBytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        printScaling(description.preferredScaling)
         print("\(path): \(fileBytes) bytes, parameters \(total) bytes, \(loaded.labels.count) labels, loaded and verified in \(elapsed.formattedMilliseconds)")
         printKernel()
     }

@@ -10,6 +10,10 @@ public struct DetectionOptions: Sendable, Equatable {
         /// Stretch to the network input, ignoring the aspect ratio (resampled like OpenCV's `INTER_LINEAR`,
         /// so the input equals `cv2.dnn.blobFromImage`'s).
         case scaleFill
+        /// Stretch to the network input, ignoring the aspect ratio, with darknet's own bilinear resize:
+        /// pixel for pixel what AlexeyAB's `darknet detector test` feeds the network, and what models
+        /// trained there (yolov4-tiny) expect.
+        case stretch
         /// Scale so the shorter side fits and crop the centre to the network's aspect ratio.
         case centerCrop
     }
@@ -33,8 +37,10 @@ public struct DetectionOptions: Sendable, Equatable {
         case label(String)
     }
 
-    /// How the region of interest is fitted into the network input (default: letterbox, `.scaleFit`).
-    public var scaling: Scaling = .scaleFit
+    /// How the region of interest is fitted into the network input; nil (the default) uses the model's own
+    /// preference (`Model.preferredScaling`: `.stretch` for AlexeyAB's models such as yolov4-tiny,
+    /// letterbox `.scaleFit` for pjreddie's such as yolov3-tiny).
+    public var scaling: Scaling? = nil
     /// Normalized rectangle of the upright image that is fed to the network (default: all of it).
     /// Boxes still come back normalized to the full image.
     public var regionOfInterest: Rect = .unit
@@ -59,7 +65,7 @@ public struct DetectionOptions: Sendable, Equatable {
     /// built; a call whose input size needs more fails with `YOLOError.invalidArgument`. Default 4 GiB.
     public var memoryBudget: Int = MemoryBudget.defaultBytes
 
-    /// The defaults: letterbox the whole image at the model's input size, confidence 0.25, IoU 0.45,
+    /// The defaults: the whole image, scaled the way the model expects, at the model's input size, confidence 0.25, IoU 0.45,
     /// per-class suppression, every class, a 4 GiB memory budget.
     public init() {}
 }

@@ -177,7 +177,8 @@ public final class Detector: Sendable {
         let crop = try Geometry.region(of: options.regionOfInterest, width: image.width, height: image.height)
         let size = try networkSize(for: options, regionWidth: crop.width, regionHeight: crop.height)
         let network = try network(width: size.width, height: size.height, memoryBudget: options.memoryBudget)
-        let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: options.scaling,
+        let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop,
+                                 scaling: options.scaling ?? model.description.preferredScaling,
                                  networkWidth: size.width, networkHeight: size.height)
         let scratch = borrowScratch(for: network)
         defer { returnScratch(scratch, for: network) }

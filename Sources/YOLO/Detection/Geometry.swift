@@ -113,11 +113,13 @@ import Foundation
                 scaleY: sy, offsetY: Double(crop.y) / H - Double(nh - newH) / 2 / Double(nh) * sy)
             return InputPlan(networkWidth: nw, networkHeight: nh, source: crop, resizedWidth: newW, resizedHeight: newH,
                              placeX: (nw - newW) / 2, placeY: (nh - newH) / 2, kernel: .darknet, inverse: inverse)
-        case .scaleFill:
+        case .scaleFill, .stretch:
+            // The whole crop to the network size, no offsets to undo: OpenCV's INTER_LINEAR (blobFromImage)
+            // or darknet's resize_image (AlexeyAB's detector test).
             let inverse = BoxTransform(scaleX: Double(cw) / W, offsetX: Double(crop.x) / W,
                                        scaleY: Double(ch) / H, offsetY: Double(crop.y) / H)
             return InputPlan(networkWidth: nw, networkHeight: nh, source: crop, resizedWidth: nw, resizedHeight: nh,
-                             placeX: 0, placeY: 0, kernel: .openCVLinear, inverse: inverse)
+                             placeX: 0, placeY: 0, kernel: scaling == .stretch ? .darknet : .openCVLinear, inverse: inverse)
         case .centerCrop:
             var source = crop
             if cw * nh > ch * nw {  // wider than the network: keep the full height

@@ -49,6 +49,14 @@ public struct Model: Sendable {
     // MARK: Facts for embedders
 
     /// The input width, in pixels, the model's cfg names (416 for yolov3-tiny); `DetectionOptions.InputSize.model`.
+    /// How images are fitted into the input when a request does not say (`DetectionOptions.scaling` nil):
+    /// `.stretch` for models from AlexeyAB's darknet (yolov4-tiny), letterbox `.scaleFit` for pjreddie's
+    /// (yolov3-tiny), or what the cfg's `[net] letter_box` says. Stored in converted model files.
+    public var preferredScaling: DetectionOptions.Scaling {
+        get { description.preferredScaling }
+        set { description.preferredScaling = newValue }
+    }
+
     public var inputWidth: Int { description.inputShape.width }
     /// The input height, in pixels, the model's cfg names (416 for yolov3-tiny).
     public var inputHeight: Int { description.inputShape.height }

@@ -28,6 +28,7 @@ extension ModelDescription {
         guard input.channels > 0, input.width > 0, input.height > 0 else {
             throw YOLOError.invalidConfig(path: path, line: first.line, message: "[net] width, height and channels must be positive")
         }
+        let letterBox = try net.optionalInt("letter_box").map { $0 != 0 }
         try net.finish(ignoring: SectionReader.netTrainingKeys)
 
         var layers: [LayerSpec] = []
@@ -57,7 +58,10 @@ extension ModelDescription {
         guard !layers.isEmpty else {
             throw YOLOError.invalidConfig(path: path, line: first.line, message: "the cfg has no layers after [net]")
         }
-        self.init(inputShape: input, layers: layers, path: path)
+        // nms_kind is AlexeyAB's key even when it names the plain greedy suppression.
+        let nmsKind = config.sections.contains { $0.name == "yolo" && $0.entries.contains { $0.key == "nms_kind" } }
+        self.init(inputShape: input, layers: layers, path: path,
+                  preferredScaling: ModelDescription.inferredScaling(layers: layers, letterBox: letterBox, alexeyABKeys: nmsKind))
         try validate()
     }
 }
@@ -96,6 +100,15 @@ struct SectionReader {
             throw error(entry.line, "'\(key)' = \(value) is out of range")
         }
         return value
+    }
+
+    /// The integer value of `key`, nil when the section does not set it.
+    mutating func optionalInt(_ key: String) throws -> Int? {
+        guard section.entries.contains(where: { $0.key == key }) else {
+            used.insert(key)
+            return nil
+        }
+        return try int(key)
     }
 
     mutating func float(_ key: String, default fallback: Float) throws -> Float {
@@ -144,7 +157,7 @@ struct SectionReader {
     static let netTrainingKeys: Set<String> = [
         "batch", "subdivisions", "momentum", "decay", "angle", "saturation", "exposure", "hue",
         "learning_rate", "burn_in", "max_batches", "policy", "steps", "scales", "step", "gamma", "power",
-        "max_crop", "min_crop", "aspect", "jitter", "flip", "mosaic", "letter_box", "cutmix", "mixup",
+        "max_crop", "min_crop", "aspect", "jitter", "flip", "mosaic", "cutmix", "mixup",
         "blur", "gaussian_noise", "random", "adam", "b1", "b2", "eps", "max_chart_loss", "track",
         "time_steps", "inputs", "try_fix_nan", "loss_scale", "dynamic_minibatch", "optimized_memory",
         "workspace_size_limit_mb", "use_cuda_graph", "label_smooth_eps", "resize_step", "sequential_subdivisions",

@@ -6,11 +6,33 @@
     public var layers: [LayerSpec]
     /// Where the description came from (for error messages).
     public var path: String
+    /// How images are fitted into the input when a request does not say (`DetectionOptions.scaling` nil):
+    /// what the darknet the model comes from does at test time.
+    public var preferredScaling: DetectionOptions.Scaling
 
-    public init(inputShape: Shape, layers: [LayerSpec], path: String) {
+    /// `preferredScaling` nil infers it from the layers (`inferredScaling(layers:letterBox:)`).
+    public init(inputShape: Shape, layers: [LayerSpec], path: String, preferredScaling: DetectionOptions.Scaling? = nil) {
         self.inputShape = inputShape
         self.layers = layers
         self.path = path
+        self.preferredScaling = preferredScaling ?? ModelDescription.inferredScaling(layers: layers, letterBox: nil)
+    }
+
+    /// The scaling a darknet model expects. `[net] letter_box` decides when the cfg sets it (1: letterbox,
+    /// 0: stretch). Otherwise the model's darknet does: AlexeyAB's `detector test` stretches the image
+    /// (`resize_image` to the input size), pjreddie's `detect` letterboxes it. A cfg is taken to be
+    /// AlexeyAB's when it uses something only that fork reads (`scale_x_y` ≠ 1, route groups, mish,
+    /// swish, `new_coords`, `nms_kind`); yolov4-tiny does, yolov3-tiny does not.
+    public static func inferredScaling(layers: [LayerSpec], letterBox: Bool?, alexeyABKeys: Bool = false) -> DetectionOptions.Scaling {
+        if let letterBox { return letterBox ? .scaleFit : .stretch }
+        let alexeyAB = alexeyABKeys || layers.contains { layer in
+            switch layer {
+            case .yolo(let s): return s.scaleXY != 1
+            case .route(let s): return s.groups > 1
+            default: return false
+            }
+        }
+        return alexeyAB ? .stretch : .scaleFit
     }
 
     /// The YOLO heads, in layer order.

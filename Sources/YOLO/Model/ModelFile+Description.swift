@@ -14,6 +14,19 @@ enum ModelFileCodes {
         }
     }
 
+    static func code(_ scaling: DetectionOptions.Scaling) -> UInt8 {
+        switch scaling {
+        case .scaleFit: return 0
+        case .scaleFill: return 1
+        case .centerCrop: return 2
+        case .stretch: return 3
+        }
+    }
+
+    static func scaling(_ code: UInt8) -> DetectionOptions.Scaling? {
+        [0: .scaleFit, 1: .scaleFill, 2: .centerCrop, 3: .stretch][code]
+    }
+
     static func activation(_ code: UInt8) -> Activation? {
         switch code {
         case 0: return .linear

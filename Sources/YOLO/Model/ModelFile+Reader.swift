@@ -120,6 +120,14 @@ extension ModelFile {
         }
         reader.context = "note"
         _ = try reader.string("note")
+        if minor >= 1 {
+            // 1.1: the preferred scaling. Older files have none; theirs is inferred from the layers,
+            // which gives what the converter of that time assumed for every model it could read.
+            reader.context = "preferred scaling"
+            let code = try reader.u8("preferred scaling")
+            guard let scaling = ModelFileCodes.scaling(code) else { throw reader.failure("unknown scaling code \(code)") }
+            model.description.preferredScaling = scaling
+        }
         if reader.remaining > 0 && minor <= minorVersion {
             throw reader.failure("\(reader.remaining) unexpected bytes after the metadata")
         }

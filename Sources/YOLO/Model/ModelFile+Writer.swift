@@ -21,6 +21,11 @@ extension ModelFile {
     /// - Parameter model: the model to encode (loaded, or returned by `ModelConverter`).
     /// - Parameter note: free text stored in the file (e.g. the conversion settings).
     public static func encode(_ model: Model, note: String = "") -> Data {
+        encode(model, note: note, minor: minorVersion)
+    }
+
+    /// `encode` in the layout of minor version `minor` (tests write 1.0 files with it).
+    static func encode(_ model: Model, note: String, minor: UInt16) -> Data {
         let description = model.description
         let convolutionIndices = description.layers.indices.filter {
             if case .convolution = description.layers[$0] { return true }
@@ -49,7 +54,7 @@ extension ModelFile {
             }
         }
         // The metadata's length does not depend on the offsets, so measure it first.
-        let metadataLength = metadata(model, indices: convolutionIndices, blobs: blobs, note: note).count
+        let metadataLength = metadata(model, indices: convolutionIndices, blobs: blobs, note: note, minor: minor).count
         var cursor = roundUp(headerSize + metadataLength)
         for i in blobs.indices {
             blobs[i].offset = cursor
@@ -61,7 +66,7 @@ extension ModelFile {
         writer.bytes.reserveCapacity(fileSize)
         writer.bytes.append(contentsOf: magic)
         writer.u16(majorVersion)
-        writer.u16(minorVersion)
+        writer.u16(minor)
         writer.u32(UInt32(headerSize))
         writer.u64(UInt64(fileSize))
         writer.u64(0)  // checksum, filled in below
@@ -69,7 +74,7 @@ extension ModelFile {
         writer.u64(UInt64(metadataLength))
         writer.u64(0)
         writer.u64(0)
-        writer.bytes.append(contentsOf: metadata(model, indices: convolutionIndices, blobs: blobs, note: note))
+        writer.bytes.append(contentsOf: metadata(model, indices: convolutionIndices, blobs: blobs, note: note, minor: minor))
         for blob in blobs {
             writer.pad(to: alignment)
             precondition(writer.bytes.count == blob.offset, "ModelFile.encode: blob layout drifted")
@@ -98,7 +103,7 @@ extension ModelFile {
     }
 
     /// Description, labels, tensor records (blob references in `blobs` order) and the note.
-    private static func metadata(_ model: Model, indices: [Int], blobs: [Blob], note: String) -> [UInt8] {
+    private static func metadata(_ model: Model, indices: [Int], blobs: [Blob], note: String, minor: UInt16) -> [UInt8] {
         var writer = ByteWriter()
         writer.description(model.description)
         writer.count(model.labels.count)
@@ -129,6 +134,7 @@ extension ModelFile {
             }
         }
         writer.string(note)
+        if minor >= 1 { writer.u8(ModelFileCodes.code(model.description.preferredScaling)) }
         return writer.bytes
     }
 }

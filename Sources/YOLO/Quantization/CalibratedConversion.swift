@@ -4,34 +4,37 @@ import Foundation
 extension ModelConverter {
     // MARK: Inputs
 
-    /// The network input for calibrating `model` with `image`: letterboxed to the model's input size
-    /// (`.scaleFit`, darknet's), as `yolo detect` feeds images by default. `1×3×H×W` float in [0, 1].
+    /// The network input for calibrating `model` with `image`: fitted to the model's input size the way
+    /// the model expects (`Model.preferredScaling`), as `yolo detect` feeds images by default.
+    /// `1×3×H×W` float in [0, 1].
     ///
     /// - Throws: `YOLOError` when the image cannot be placed (e.g. zero-sized).
     @_spi(Engine) public static func calibrationInput(_ image: Image, for model: Model) throws -> Tensor {
-        try calibrationInput(image, shape: model.description.inputShape)
+        try calibrationInput(image, shape: model.description.inputShape, scaling: model.preferredScaling)
     }
 
-    /// The inputs `image` gives for calibrating `model`: the plain letterboxed input first, then one per
+    /// The inputs `image` gives for calibrating `model`: the plain input first, then one per
     /// view in `views` order (`CalibrationView`). Deterministic.
     ///
     /// - Throws: `YOLOError` when the image cannot be placed.
     @_spi(Engine) public static func calibrationInputs(_ image: Image, for model: Model, views: [CalibrationView]) throws -> [Tensor] {
         let shape = model.description.inputShape
-        return try [calibrationInput(image, shape: shape)] + views.map { view in
+        let scaling = model.preferredScaling
+        return try [calibrationInput(image, shape: shape, scaling: scaling)] + views.map { view in
             var viewShape = shape
             if let size = view.size { (viewShape.width, viewShape.height) = (size, size) }
-            return try calibrationInput(image, shape: viewShape, mirrored: view.mirrored)
+            return try calibrationInput(image, shape: viewShape, scaling: scaling, mirrored: view.mirrored)
         }
     }
 
-    /// `image` letterboxed to `shape` (any network input size), optionally mirrored left-right.
-    @_spi(Engine) public static func calibrationInput(_ image: Image, shape: Shape, mirrored: Bool = false) throws -> Tensor {
+    /// `image` fitted to `shape` (any network input size) by `scaling`, optionally mirrored left-right.
+    @_spi(Engine) public static func calibrationInput(_ image: Image, shape: Shape, scaling: DetectionOptions.Scaling = .scaleFit,
+                                                     mirrored: Bool = false) throws -> Tensor {
         guard shape.channels == 1 || shape.channels == 3 else {
             throw YOLOError.invalidArgument("calibration images can feed 1-channel (gray) or 3-channel (RGB) models, not \(shape.channels) channels")
         }
         let crop = try Geometry.region(of: .unit, width: image.width, height: image.height)
-        let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: .scaleFit,
+        let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: scaling,
                                  networkWidth: shape.width, networkHeight: shape.height)
         var values = [Float](repeating: 0, count: shape.count)
         values.withUnsafeMutableBufferPointer { Geometry.makeInput(image, plan: plan, channels: shape.channels, into: $0.baseAddress!) }

@@ -104,6 +104,22 @@ func expectConfigError(line: Int, containing fragment: String, _ body: () throws
 }
 
 @Suite struct DarknetConfigTests {
+    /// The scaling a cfg implies: `[net] letter_box` when set, else AlexeyAB's stretch when the cfg uses a key
+    /// only AlexeyAB's darknet reads, else pjreddie's letterbox.
+    @Test func preferredScalingFollowsLetterBoxAndTheDarknetFork() throws {
+        let plain = tinyCfg()
+        func net(_ line: String, _ text: String = plain) -> String { text.replacingOccurrences(of: "channels=3", with: "channels=3\n" + line) }
+        let scaled = plain.replacingOccurrences(of: "classes=2\nnum=6\njitter", with: "classes=2\nnum=6\nscale_x_y=1.05\njitter")
+        let nms = plain.replacingOccurrences(of: "random=1", with: "random=1\nnms_kind=greedynms")
+        #expect(scaled != plain && nms != plain)
+        #expect(try parse(plain).preferredScaling == .scaleFit)
+        #expect(try parse(scaled).preferredScaling == .stretch)
+        #expect(try parse(nms).preferredScaling == .stretch)
+        #expect(try parse(net("letter_box=0")).preferredScaling == .stretch)
+        #expect(try parse(net("letter_box=1", scaled)).preferredScaling == .scaleFit)
+        expectConfigError(line: 8, containing: "'letter_box' must be an integer") { _ = try parse(net("letter_box=yes")) }
+    }
+
     @Test func parsesLayersWithDarknetDefaults() throws {
         let d = try parse(tinyCfg())
         #expect(d.inputShape == Shape(channels: 3, height: 64, width: 64))

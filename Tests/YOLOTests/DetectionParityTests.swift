@@ -21,13 +21,21 @@ struct ReferenceEntry: Decodable, Sendable {
     var detections: [Item]
 }
 
-enum ReferenceDetections {
-    static let all: [String: ReferenceEntry] = {
-        let data = try! Data(contentsOf: URL(fileURLWithPath: TestPaths.fixtures + "/reference-detections.json"))
-        return try! JSONDecoder().decode([String: ReferenceEntry].self, from: data)
-    }()
+/// A reference file: `set/mode/file` -> the reference's detections of that image.
+struct ReferenceDetections: Sendable {
+    let all: [String: ReferenceEntry]
 
-    static func keys(mode: String) -> [String] {
+    init(fixture name: String) {
+        let data = try! Data(contentsOf: URL(fileURLWithPath: TestPaths.fixtures + "/" + name))
+        all = try! JSONDecoder().decode([String: ReferenceEntry].self, from: data)
+    }
+
+    /// yolov3-tiny (pjreddie's), OpenCV DNN in letterbox_dn and stretch (scripts/make-detection-fixtures.py).
+    static let yolov3Tiny = ReferenceDetections(fixture: "reference-detections.json")
+    /// yolov4-tiny (AlexeyAB's), OpenCV DNN in stretch_dn and letterbox_dn (scripts/make-yolov4-tiny-fixtures.sh).
+    static let yolov4Tiny = ReferenceDetections(fixture: "reference-detections-yolov4-tiny.json")
+
+    func keys(mode: String) -> [String] {
         all.keys.filter { $0.contains("/\(mode)/") }.sorted()
     }
 
@@ -99,9 +107,10 @@ func parityComparison(ours: [ReferenceEntry.Item], reference: [ReferenceEntry.It
 }
 
 /// Runs the detector on `key`'s image in `scaling` and compares with the reference.
-func checkParity(key: String, scaling: DetectionOptions.Scaling, tolerance: (_ png: Bool) -> ParityTolerance) throws {
-    let detector = try Detector(model: try #require(TinyYOLO.model))
-    let reference = try #require(ReferenceDetections.all[key])
+func checkParity(key: String, scaling: DetectionOptions.Scaling?, model: Model? = TinyYOLO.model,
+                 references: ReferenceDetections = .yolov3Tiny, tolerance: (_ png: Bool) -> ParityTolerance) throws {
+    let detector = try Detector(model: try #require(model))
+    let reference = try #require(references.all[key])
     let path = ReferenceDetections.imagePath(key)
     // The reference ignores EXIF orientation (like darknet), so we do too here.
     var decoding = ImageDecodingOptions()
@@ -133,7 +142,7 @@ struct DetectionParityTests {
         png ? ParityTolerance(confidence: 1e-3, pixels: 0.5) : ParityTolerance(confidence: 0.02, pixels: 2)
     }
 
-    @Test(arguments: ReferenceDetections.keys(mode: "letterbox_dn"))
+    @Test(arguments: ReferenceDetections.yolov3Tiny.keys(mode: "letterbox_dn"))
     func letterboxMatchesDarknet(key: String) throws {
         guard imageAvailable(key) else {
             print("skipped \(key): \(Skip.noShared)")
@@ -145,7 +154,7 @@ struct DetectionParityTests {
     /// `.scaleFill` against OpenCV's `blobFromImage` stretch. We resize 8-bit pixels bit for bit as OpenCV's
     /// INTER_LINEAR does (Image.resizedOpenCVLinear), so the network input is the reference's and the same
     /// tolerances as letterbox apply: PNG 1e-3 / 0.5 px; JPEG 0.02 / 2 px for decoder differences.
-    @Test(arguments: ReferenceDetections.keys(mode: "stretch"))
+    @Test(arguments: ReferenceDetections.yolov3Tiny.keys(mode: "stretch"))
     func stretchMatchesOpenCV(key: String) throws {
         guard imageAvailable(key) else {
             print("skipped \(key): \(Skip.noShared)")

@@ -127,13 +127,27 @@ func loadError(_ bytes: [UInt8], residency: WeightResidency = .codes) -> String?
         }
     }
 
+    /// 1.1 records the preferred scaling; a 1.0 file has none and gets the one its layers imply.
+    @Test func preferredScalingRoundTripsAndOlderFilesInferIt() throws {
+        var model = try makeTestModel()
+        #expect(model.preferredScaling == .scaleFit)
+        for scaling in DetectionOptions.Scaling.allCases {
+            model.preferredScaling = scaling
+            let path = TestPaths.temporaryFolder() + "/scaling.yolo"
+            try ModelFile.write(model, to: path)
+            #expect(try Model(contentsOf: path).preferredScaling == scaling)
+            try ModelFile.encode(model, note: "", minor: 0).write(to: URL(fileURLWithPath: path))
+            #expect(try Model(contentsOf: path).preferredScaling == .scaleFit, "a 1.0 file of pjreddie-style layers")
+        }
+    }
+
     @Test func foreignFilesAndVersions() throws {
         let bytes = [UInt8](ModelFile.encode(try makeTestModel()))
         #expect(loadError(Array("[net]\nwidth=416\n".utf8))?.contains("bad magic") == true)
         #expect(loadError([0x89, 0x59])?.contains("shorter than the 64-byte header") == true)
         var newer = bytes
         put(UInt16(2), at: 8, in: &newer)
-        #expect(loadError(newer)?.contains("version 2.0 is not supported") == true)
+        #expect(loadError(newer)?.contains("version 2.\(ModelFile.minorVersion) is not supported") == true)
         var minor = bytes
         put(UInt16(7), at: 10, in: &minor)
         resign(&minor)

@@ -16,6 +16,9 @@ enum TestPaths {
     static let weights = root + "/Weights/yolov3-tiny.weights"
     static let names = root + "/Weights/coco.names"
     static var hasWeights: Bool { FileManager.default.fileExists(atPath: weights) }
+    static let v4Cfg = root + "/Weights/yolov4-tiny.cfg"
+    static let v4Weights = root + "/Weights/yolov4-tiny.weights"
+    static var hasV4Weights: Bool { FileManager.default.fileExists(atPath: v4Weights) }
 
     /// The `yolo` executable built next to the test bundle.
     static var yoloBinary: String {
@@ -34,11 +37,14 @@ enum TestPaths {
 enum Skip {
     static let noWeights = "Weights/yolov3-tiny.weights is absent: run `make weights` (Weights/fetch.sh)"
     static let noShared = "../shared (the workplace's reference data) is absent"
+    static let noV4Weights = "Weights/yolov4-tiny.weights is absent: run `make weights` (Weights/fetch.sh)"
 }
 
 /// The yolov3-tiny model, loaded once for all tests that need it.
 enum TinyYOLO {
     static let model: Model? = try? Model(cfg: TestPaths.cfg, weights: TestPaths.weights, names: TestPaths.names)
+    /// AlexeyAB's yolov4-tiny (float weights from the darknet files).
+    static let v4: Model? = try? Model(cfg: TestPaths.v4Cfg, weights: TestPaths.v4Weights, names: TestPaths.names)
 }
 
 /// Deterministic pseudo-random floats (xorshift), so tests never depend on the system generator.

@@ -6,7 +6,7 @@ struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show a model's layers: type, filters, size/stride, shapes, BFLOPs and parameters.")
 
-    @Argument(help: "A darknet .cfg file or a SwiftYOLO model file (.yolo) (default: the fetched yolov3-tiny.cfg).")
+    @Argument(help: "A darknet .cfg file, a SwiftYOLO model file (.yolo) or a model name (yolov4-tiny, yolov3-tiny: the converted file) (default: the fetched yolov4-tiny.cfg).")
     var model: String?
 
     @Option(help: "Darknet .weights file; when given, the weights are loaded and checked against the cfg.")
@@ -22,7 +22,7 @@ struct Info: ParsableCommand {
         if kernels {
             return KernelFamily.all.filter { $0.isSupported }.forEach { print($0.name.rawValue) }
         }
-        if let model, model.hasSuffix(".\(ModelFile.fileExtension)") {
+        if let model = try model.map(Defaults.resolve), model.hasSuffix(".\(ModelFile.fileExtension)") {
             return try showModelFile(model)
         }
         let cfg = model ?? Defaults.cfg

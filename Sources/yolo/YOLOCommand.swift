@@ -73,14 +73,14 @@ protocol KernelSelecting {
 
 /// Options naming a darknet model; every command that loads a model takes them.
 struct ModelOptions: ParsableArguments {
-    @Option(help: "Darknet .cfg file (default: the fetched yolov3-tiny.cfg).")
+    @Option(help: "Darknet .cfg file (default: the fetched yolov4-tiny.cfg).")
     var cfg: String?
-    @Option(help: "Darknet .weights file (default: the fetched yolov3-tiny.weights).")
+    @Option(help: "Darknet .weights file (default: the fetched yolov4-tiny.weights).")
     var weights: String?
     @Option(help: "Class names, one per line (default: coco.names with the default model, else none).")
     var names: String?
 
-    @Option(name: .customLong("model"), help: "A SwiftYOLO model file (.yolo) to use instead of --cfg/--weights/--names (default: Weights/yolov3-tiny-lut8.yolo when `make model` has made it, else the darknet files).")
+    @Option(name: .customLong("model"), help: "A model name, yolov4-tiny or yolov3-tiny (their converted lut8 files: Weights/, $SWIFTYOLO_MODEL_DIR; `make model` makes them), or a SwiftYOLO model file (.yolo), instead of --cfg/--weights/--names. Default: yolov4-tiny when `make model` has made it, else the darknet files.")
     var modelFile: String?
     @Option(help: "With --model: expanded (LUT codes become float32 at load, fastest per image) or codes (kept as codes, least memory, quickest to start). Default: expanded (yolo detect: codes for fewer than 5 images).")
     var residency: String?
@@ -104,14 +104,14 @@ struct ModelOptions: ParsableArguments {
 
     /// Loads the model; `withNames: false` skips the names file (for commands that print no labels).
     /// With no model named at all, the default is the converted lut8 model when `make model` has made it,
-    /// else darknet's yolov3-tiny files; `convertedDefault: false` always falls back to darknet's files
+    /// else darknet's yolov4-tiny files; `convertedDefault: false` always falls back to darknet's files
     /// (`yolo convert` must start from the original weights, not from an already quantized model).
     /// `residency` is the weight residency when `--residency` is not given.
     func load(withNames: Bool = true, convertedDefault: Bool = true, residency defaultResidency: WeightResidency = .expanded)
         throws -> Model {
         // --names alone means darknet's default files with those names (a .yolo model has its own).
         let fallback = cfg == nil && weights == nil && names == nil && convertedDefault ? Defaults.modelFile : nil
-        if let modelFile = modelFile ?? fallback {
+        if let modelFile = try modelFile.map(Defaults.resolve) ?? fallback {
             guard let mode = residency.map({ ["expanded": WeightResidency.expanded, "codes": .codes][$0] })
                     ?? defaultResidency else {
                 throw YOLOError.invalidArgument("--residency must be expanded or codes; got '\(residency ?? "")'")
@@ -131,19 +131,30 @@ enum Defaults {
         var folder = executable.deletingLastPathComponent()
         for _ in 0..<4 {
             let candidate = folder.appendingPathComponent("Weights")
-            if FileManager.default.fileExists(atPath: candidate.appendingPathComponent("yolov3-tiny.cfg").path) {
+            if FileManager.default.fileExists(atPath: candidate.appendingPathComponent("fetch.sh").path) {
                 return candidate.path
             }
             folder = folder.deletingLastPathComponent()
         }
         return "Weights"
     }()
-    static let cfg = weightsFolder + "/yolov3-tiny.cfg"
-    static let weights = weightsFolder + "/yolov3-tiny.weights"
+    static let cfg = weightsFolder + "/\(ModelName.default.rawValue).cfg"
+    static let weights = weightsFolder + "/\(ModelName.default.rawValue).weights"
     static let names = weightsFolder + "/coco.names"
-    /// The converted default model, when present (`$SWIFTYOLO_MODEL` or Weights/yolov3-tiny-lut8.yolo).
+    /// The converted default model, when present (`$SWIFTYOLO_MODEL` or Weights/yolov4-tiny-lut8.yolo).
     static var modelFile: String? {
-        Model.defaultModelPath(searching: [(weightsFolder as NSString).deletingLastPathComponent])
+        Model.defaultModelPath(searching: [packageFolder])
+    }
+    static var packageFolder: String { (weightsFolder as NSString).deletingLastPathComponent }
+
+    /// `--model`'s value as a file: a model name (yolov4-tiny, yolov3-tiny) is its converted file, found as
+    /// `ModelName.path(searching:)` says (the package's Weights/ too); an existing file always wins.
+    static func resolve(_ model: String) throws -> String {
+        guard let name = ModelName(rawValue: model.lowercased()), !FileManager.default.fileExists(atPath: model) else { return model }
+        guard let path = name.path(searching: [FileManager.default.currentDirectoryPath, packageFolder]) else {
+            throw YOLOError.fileNotFound(path: "Weights/\(name.fileName) (the converted \(name.rawValue): run `make model`, or set SWIFTYOLO_MODEL_DIR)")
+        }
+        return path
     }
 }
 

@@ -11,6 +11,8 @@ let package = Package(
     name: "SwiftYOLO",
     products: [
         .library(name: "YOLO", targets: ["YOLO"]),
+        // The converted yolov4-tiny and yolov3-tiny (lut8, 15 MB of resources), separate so YOLO stays small.
+        .library(name: "YOLOModels", targets: ["YOLOModels"]),
         .executable(name: "yolo", targets: ["yolo"]),
     ],
     dependencies: [
@@ -41,11 +43,13 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(["-target-cpu", "skylake-avx512"])]),
         .target(name: "YOLO", dependencies: ["COpenBLAS", "CLAPACK", "CTurboJPEG", "CPNG", "CZlib", "YOLOKernels",
                                              "YOLOKernelsAVX2", "YOLOKernelsAVX512"]),
+        .target(name: "YOLOModels", dependencies: ["YOLO"], exclude: ["PROVENANCE.md"],
+                resources: [.copy("Resources/yolov4-tiny-lut8.yolo"), .copy("Resources/yolov3-tiny-lut8.yolo")]),
         .executableTarget(
             name: "yolo",
-            dependencies: ["YOLO", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: ["YOLO", "YOLOModels", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // Tests read their fixtures from Tests/YOLOTests/Fixtures by path; they also run the `yolo` binary.
-        .testTarget(name: "YOLOTests", dependencies: ["YOLO", "yolo", "CMallocInfo", "YOLOKernels",
+        .testTarget(name: "YOLOTests", dependencies: ["YOLO", "YOLOModels", "yolo", "CMallocInfo", "YOLOKernels",
                                                       "YOLOKernelsAVX2", "YOLOKernelsAVX512"],
                     exclude: ["Fixtures"]),
     ],

@@ -4,21 +4,28 @@ import Testing
 
 @Suite struct DefaultModelTests {
     @Test func defaultModelIsTheConvertedFileUnderWeights() throws {
+        #expect(Model.defaultModelFileName == "yolov4-tiny-lut8.yolo")
         let folder = TestPaths.temporaryFolder()
-        #expect(Model.defaultModelPath(searching: [folder]) == nil || ProcessInfo.processInfo.environment["SWIFTYOLO_MODEL"] != nil)
+        let environment = ProcessInfo.processInfo.environment
+        let pinned = environment["SWIFTYOLO_MODEL"] != nil || environment["SWIFTYOLO_MODEL_DIR"] != nil
+        // Without Weights/ the default is the copy bundled with YOLOModels, which the test runner links.
+        if !pinned {
+            #expect(Model.defaultModelPath(searching: [folder])?.hasSuffix("_YOLOModels.resources/yolov4-tiny-lut8.yolo") == true)
+        }
         try FileManager.default.createDirectory(atPath: folder + "/Weights", withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: folder + "/Weights/yolov3-tiny-lut8.yolo", contents: Data())
-        if ProcessInfo.processInfo.environment["SWIFTYOLO_MODEL"] == nil {
-            #expect(Model.defaultModelPath(searching: [folder]) == folder + "/Weights/yolov3-tiny-lut8.yolo")
+        FileManager.default.createFile(atPath: folder + "/Weights/yolov4-tiny-lut8.yolo", contents: Data())
+        if !pinned {
+            #expect(Model.defaultModelPath(searching: [folder]) == folder + "/Weights/yolov4-tiny-lut8.yolo")
         }
         // An empty file is not a model: a clear error, not a crash.
         #expect(throws: YOLOError.self) { _ = try Model.loadDefault(searching: [folder]) }
+        #expect(throws: YOLOError.self) { _ = try Model(named: .yolov4Tiny, searching: [folder]) }
     }
 }
 
 /// `yolo convert` with no model named starts from darknet's float weights even when the converted default
 /// model exists: converting twice must not quantize already-quantized weights.
-@Suite(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)"))
+@Suite(.enabled(if: TestPaths.hasV4Weights, "\(Skip.noV4Weights)"))
 struct ConvertDefaultSourceTests {
     @Test func convertReadsTheDarknetWeights() throws {
         let folder = TestPaths.temporaryFolder()
@@ -28,7 +35,7 @@ struct ConvertDefaultSourceTests {
                                  environment: ["SWIFTYOLO_MODEL": lut8])
         #expect(result.status == 0, "\(result.stderr)")
         let converted = try Model(contentsOf: float)
-        let darknet = try #require(TinyYOLO.model)
+        let darknet = try #require(TinyYOLO.v4)
         #expect(converted.convolutions[12]?.weights.array == darknet.convolutions[12]?.weights.array)
     }
 }

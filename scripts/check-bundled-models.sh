@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Converts yolov4-tiny and yolov3-tiny again exactly as `make model` does (its rules, into a scratch folder)
+# and says whether the results are byte-identical to the models bundled in Sources/YOLOModels/Resources.
+# They are on the kernel family the bundled files were made on (Sources/YOLOModels/PROVENANCE.md); on another
+# family calibration sums differ in the last bits, so the script then prints `yolo compare`'s summary.
+# Needs `make model`'s inputs (weights, calibration photos, release build). Exit status 1 only on errors.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+echo "kernel family: $(.build/release/yolo info --kernels | head -n 1) (YOLO_KERNEL=${YOLO_KERNEL:-best})"
+for name in yolov4-tiny yolov3-tiny; do
+  # The rule's command (make -n prints it without running it), writing into the scratch folder instead.
+  cmd=$(make --no-print-directory -n -B "Weights/$name-lut8.yolo" | sed "s|-o Weights/$name-lut8.yolo|-o $scratch/$name-lut8.yolo|")
+  bash -c "$cmd" >/dev/null 2>&1
+  bundled=Sources/YOLOModels/Resources/$name-lut8.yolo
+  if cmp -s "$scratch/$name-lut8.yolo" "$bundled"; then
+    echo "$name: byte-identical to $bundled"
+  else
+    echo "$name: differs from $bundled:"
+    .build/release/yolo compare "$bundled" "$scratch/$name-lut8.yolo" Samples/*.png | tail -n 2
+  fi
+done

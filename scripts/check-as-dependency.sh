@@ -3,7 +3,9 @@
 # a local bare clone of this repository's HEAD, tagged there), with no extra flags; runs one detection
 # on Samples/coffee.png and checks that it ran the best kernel family this CPU supports (AVX-512 or AVX2
 # code is in every build since the ISA targets carry their own -target-cpu, allowed in a versioned
-# dependency since swift-tools-version 6.2) and found the cup; then runs scripts/check-isa.sh on the app.
+# dependency since swift-tools-version 6.2) and found the cup; then that Detector(named: .yolov4Tiny), run
+# outside any clone (no Weights/ folder), uses the model bundled in the YOLOModels product and finds the
+# astronaut in Samples/astronaut.png; then runs scripts/check-isa.sh on the app.
 # Usage: scripts/check-as-dependency.sh [WORK_DIR]     (commit first: the clone takes HEAD)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,12 +27,22 @@ import PackageDescription
 let package = Package(
     name: "app",
     dependencies: [.package(url: "file://$work/SwiftYOLO.git", from: "99.0.0")],
-    targets: [.executableTarget(name: "app", dependencies: [.product(name: "YOLO", package: "SwiftYOLO")])]
+    targets: [.executableTarget(name: "app", dependencies: [.product(name: "YOLO", package: "SwiftYOLO"),
+                                                                  .product(name: "YOLOModels", package: "SwiftYOLO")])]
 )
 SWIFT
 cat >"$work/app/Sources/app/main.swift" <<'SWIFT'
+import Foundation
 import YOLO
+import YOLOModels
 let arguments = CommandLine.arguments
+if arguments.count == 2 {
+    // The named default model with no files around: the YOLOModels bundle.
+    let detector = try Detector(named: .yolov4Tiny)
+    for d in try detector.detect(Image(contentsOf: arguments[1])) { print("named \(d.label) \(d.confidence)") }
+    for d in try Detector(bundled: .yolov3Tiny).detect(Image(contentsOf: arguments[1])) { print("bundled-v3 \(d.label)") }
+    exit(0)
+}
 let detector = try Detector(cfg: arguments[1], weights: arguments[2], names: arguments[3])
 let detections = try detector.detect(Image(contentsOf: arguments[4]))
 print("kernel \(KernelFamily.active.name.rawValue)")
@@ -43,6 +55,9 @@ output=$(env -u YOLO_KERNEL "$work/app/.build/release/app" "$root/Weights/yolov3
 echo "$output"
 grep -qx "kernel $expected" <<<"$output" || { echo "check-as-dependency: expected kernel family $expected" >&2; exit 1; }
 grep -q '^cup ' <<<"$output" || { echo "check-as-dependency: no cup found in Samples/coffee.png" >&2; exit 1; }
+named=$(cd "$work" && env -u SWIFTYOLO_MODEL -u SWIFTYOLO_MODEL_DIR "$work/app/.build/release/app" "$root/Samples/astronaut.png")
+echo "$named"
+grep -q '^named person ' <<<"$named" || { echo "check-as-dependency: Detector(named: .yolov4Tiny) found no person in Samples/astronaut.png" >&2; exit 1; }
 # The app's binary gets the same disassembly checks as ours: kernels compiled for their ISA, nothing
 # higher-ISA outside them, and no SIMD code left unspecialized across the module boundary.
 bash "$root/scripts/check-isa.sh" "$work/app/.build/release/app"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Times `yolo bench` against three peer engines (ncnn, OpenVINO, onnxruntime) on the same machine, in the
-# same run, on the same yolov3-tiny network, and prints a markdown table with the ratio yolo / best peer.
+# same run, on the same network (yolov4-tiny by default, or yolov3-tiny), and prints a markdown table with the ratio yolo / best peer.
 #
-# Usage: scripts/compare-engines.sh [--runs 20] [--warmup 5] [--rounds 3] [--threads 1,2] [--out DIR]
+# Usage: scripts/compare-engines.sh [--model yolov4-tiny|yolov3-tiny] [--runs 20] [--warmup 5] [--rounds 3] [--threads 1,2] [--out DIR]
 #          [--yolo PATH] [--kernel avx512|avx2|portable] [--engines yolo,ncnn,openvino,onnxruntime]
 # The engines take turns: in each of R rounds, for each thread count, each engine runs once (a fresh process:
 # W warm-up passes, then N timed passes, every pass time saved as JSON `times_ms`). The table pools all
@@ -11,19 +11,20 @@
 # --yolo PATH: the yolo binary to time (default: `swift build -c release --product yolo` in the repository,
 #   then .build/release/yolo). --kernel K: passed on as `yolo bench --kernel K` (only when given).
 # OPENBLAS_CORETYPE is left as set in the environment (all engines see the same value).
-# Needs the reference tools in ../shared (next to the repository) and Weights/yolov3-tiny.{cfg,weights}.
+# Needs the reference tools in ../shared (next to the repository) and Weights/MODEL.{cfg,weights} (make weights).
 # Environment: REF_VENV (default /tmp/yolo-reference-venv), BUILD_FLAGS (extra `swift build` flags for the
 #   default build; default none).
-# Writes to DIR (default out/compare-engines): yolov3-tiny.onnx, yolov3_tiny.ncnn.{param,bin} (remade only
+# Writes to DIR (default out/compare-engines/MODEL): MODEL.onnx, MODEL_WITH_UNDERSCORES.ncnn.{param,bin} (remade only
 #   when older than their inputs), ENGINE-tT-rR.json per run, and table.md (the printed report).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 shared=$(cd "$root/.." && pwd)/shared
-runs=20 warmup=5 rounds=3 threads=1,2 out=$root/out/compare-engines yolo='' kernel='' engines=yolo,ncnn,openvino,onnxruntime
+model=yolov4-tiny runs=20 warmup=5 rounds=3 threads=1,2 out='' yolo='' kernel='' engines=yolo,ncnn,openvino,onnxruntime
 while (($#)); do
   case $1 in
-    --runs | --warmup | --rounds | --threads | --out | --yolo | --kernel | --engines)
+    --model | --runs | --warmup | --rounds | --threads | --out | --yolo | --kernel | --engines)
       (($# >= 2)) || { echo "compare-engines: $1 needs a value" >&2; exit 2; } ;;&
+    --model) model=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
@@ -36,6 +37,9 @@ while (($#)); do
     *) echo "compare-engines: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+[[ $model == yolov4-tiny || $model == yolov3-tiny ]] || { echo "compare-engines: --model must be yolov4-tiny or yolov3-tiny, not $model" >&2; exit 2; }
+out=${out:-$root/out/compare-engines/$model}
+stem=${model//-/_}
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "compare-engines: --runs must be a positive integer, not $runs" >&2; exit 2; }
 [[ $warmup =~ ^[0-9]+$ ]] || { echo "compare-engines: --warmup must be a non-negative integer, not $warmup" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "compare-engines: --rounds must be a positive integer, not $rounds" >&2; exit 2; }
@@ -60,7 +64,7 @@ if [[ ! -d $shared/reference ]]; then
   echo "compare-engines: $shared/reference is missing: this script needs the shared reference tools at ../shared next to the repository" >&2
   exit 1
 fi
-cfg=$root/Weights/yolov3-tiny.cfg weights=$root/Weights/yolov3-tiny.weights names=$root/Weights/coco.names
+cfg=$root/Weights/$model.cfg weights=$root/Weights/$model.weights names=$root/Weights/coco.names
 for f in "$cfg" "$weights" "$names"; do
   [[ -f $f ]] || { echo "compare-engines: $f is missing (run make weights, or Weights/fetch.sh)" >&2; exit 1; }
 done
@@ -93,15 +97,15 @@ for e in "${peers[@]}"; do
 done
 
 # Models for the peers, made from the same cfg and weights; remade only when older than their inputs.
-onnx=$out/yolov3-tiny.onnx param=$out/yolov3_tiny.ncnn.param bin=$out/yolov3_tiny.ncnn.bin
+onnx=$out/$model.onnx param=$out/$stem.ncnn.param bin=$out/$stem.ncnn.bin
 if ((${#peers[@]})); then
   if [[ -f $onnx && $onnx -nt $cfg && $onnx -nt $weights ]]; then
     echo "== ONNX model: $onnx is up to date"
   else
     echo "== ONNX model from the same cfg and weights: $onnx"
     "$py" "$shared/reference/onnx_reference.py" build --cfg "$cfg" --weights "$weights" --names "$names" \
-      --out "$out/yolov3-tiny.tmp.onnx" >/dev/null
-    mv "$out/yolov3-tiny.tmp.onnx" "$onnx"
+      --out "$out/$model.tmp.onnx" >/dev/null
+    mv "$out/$model.tmp.onnx" "$onnx"
   fi
 fi
 if [[ " ${peers[*]} " == *" ncnn "* ]]; then
@@ -114,14 +118,14 @@ if [[ " ${peers[*]} " == *" ncnn "* ]]; then
     # converts a link to the model in a scratch directory, which is then removed.
     work=$out/pnnx-work
     rm -rf "$work" && mkdir -p "$work"
-    ln -s "$onnx" "$work/yolov3-tiny.onnx"
-    (cd "$work" && "$venv/bin/pnnx" "$work/yolov3-tiny.onnx" 'inputshape=[1,3,416,416]' \
-      "ncnnparam=$work/yolov3_tiny.ncnn.param" "ncnnbin=$work/yolov3_tiny.ncnn.bin" >"$work/pnnx.log" 2>&1) ||
+    ln -s "$onnx" "$work/$model.onnx"
+    (cd "$work" && "$venv/bin/pnnx" "$work/$model.onnx" 'inputshape=[1,3,416,416]' \
+      "ncnnparam=$work/$stem.ncnn.param" "ncnnbin=$work/$stem.ncnn.bin" >"$work/pnnx.log" 2>&1) ||
       { echo "compare-engines: pnnx failed converting $onnx (log: $work/pnnx.log)" >&2; exit 1; }
-    [[ -s $work/yolov3_tiny.ncnn.param && -s $work/yolov3_tiny.ncnn.bin ]] ||
-      { echo "compare-engines: pnnx wrote no yolov3_tiny.ncnn.param/.bin (log: $work/pnnx.log)" >&2; exit 1; }
-    mv "$work/yolov3_tiny.ncnn.bin" "$bin"
-    mv "$work/yolov3_tiny.ncnn.param" "$param"
+    [[ -s $work/$stem.ncnn.param && -s $work/$stem.ncnn.bin ]] ||
+      { echo "compare-engines: pnnx wrote no $stem.ncnn.param/.bin (log: $work/pnnx.log)" >&2; exit 1; }
+    mv "$work/$stem.ncnn.bin" "$bin"
+    mv "$work/$stem.ncnn.param" "$param"
     rm -rf "$work"
   fi
 fi

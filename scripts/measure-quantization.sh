@@ -9,19 +9,21 @@ mkdir -p "$OUT"
 SCRATCH=${SCRATCH:-.build}
 swift build -c release --product yolo --scratch-path "$SCRATCH" >/dev/null
 Y="$SCRATCH/release/yolo"
+# yolov3-tiny explicitly: with no model named, yolo convert starts from the default model, yolov4-tiny.
+V3="--cfg Weights/yolov3-tiny.cfg --weights Weights/yolov3-tiny.weights --names Weights/coco.names"
 DATA=../shared/data
 IMAGES=$(ls $DATA/photos/*.jpg $DATA/photos/*.png $DATA/coco-val2017-dev/images/*.jpg)
 RAW=$(ls $DATA/reference-outputs/photos/letterbox_dn/raw/*.input.npy)
 BLOB=$(ls $DATA/reference-outputs/photos/letterbox_dn/raw/skimage_coffee.input.npy)
 
 echo "== conversions (bars: lut8 <= 8900000, lut6 <= 6800000, lut4 <= 4600000 bytes)"
-$Y convert -o "$OUT/float.yolo" --quantize none 2>/dev/null
+$Y convert $V3 -o "$OUT/float.yolo" --quantize none 2>/dev/null
 for q in lut8 lut6 lut4; do
   for lut in per-channel per-layer; do
-    $Y convert -o "$OUT/$q-$lut.yolo" --quantize $q --lut $lut 2>/dev/null
+    $Y convert $V3 -o "$OUT/$q-$lut.yolo" --quantize $q --lut $lut 2>/dev/null
   done
 done
-$Y convert -o "$OUT/lut8-again.yolo" 2>/dev/null
+$Y convert $V3 -o "$OUT/lut8-again.yolo" 2>/dev/null
 cmp "$OUT/lut8-per-channel.yolo" "$OUT/lut8-again.yolo" && echo "converting twice: byte-identical"
 # Calibration: the fetched calibration photos (Weights/CALIBRATION.md; never evaluation images),
 # in byte order of their names, as `make model` passes them.
@@ -29,17 +31,17 @@ bash Weights/fetch-calibration.sh
 CALIBRATION=$(ls Weights/calibration/*.jpg Weights/calibration/*.png | LC_ALL=C sort)
 for q in lut8 lut6 lut4; do
   for lut in per-channel per-layer; do
-    $Y convert -o "$OUT/$q-$lut-calibrated.yolo" --quantize $q --lut $lut --calibrate $CALIBRATION 2>/dev/null
+    $Y convert $V3 -o "$OUT/$q-$lut-calibrated.yolo" --quantize $q --lut $lut --calibrate $CALIBRATION 2>/dev/null
   done
 done
 # lut4 with the last 16 KB of its size budget spent on 8-bit codes for layer 18 (the 1x1 convolution
 # before the upsample), the best lut4 measured.
-$Y convert -o "$OUT/lut4-per-channel-calibrated-18.yolo" --quantize lut4 --lut8-layers first3,heads,18 --calibrate $CALIBRATION 2>/dev/null
+$Y convert $V3 -o "$OUT/lut4-per-channel-calibrated-18.yolo" --quantize lut4 --lut8-layers first3,heads,18 --calibrate $CALIBRATION 2>/dev/null
 # The best lut4 measured: 6-bit codes for layers 6 and 13 paid by 6-bit heads and layer 4, and more
 # views (mirrored, 608, 704) of the same calibration photos for the deep layers' input statistics.
-$Y convert -o "$OUT/lut4-best.yolo" --quantize lut4 --lut6-layers 4,6,13,heads \
+$Y convert $V3 -o "$OUT/lut4-best.yolo" --quantize lut4 --lut6-layers 4,6,13,heads \
   --calibration-views mirror,608,608-mirror,704,704-mirror --calibrate $CALIBRATION 2>/dev/null
-$Y convert -o "$OUT/lut8-calibrated-again.yolo" --calibrate $CALIBRATION 2>/dev/null
+$Y convert $V3 -o "$OUT/lut8-calibrated-again.yolo" --calibrate $CALIBRATION 2>/dev/null
 cmp "$OUT/lut8-per-channel-calibrated.yolo" "$OUT/lut8-calibrated-again.yolo" && echo "converting twice with calibration: byte-identical"
 
 echo "== load and verify (best of 20, yolo info)"

@@ -44,14 +44,14 @@ echo "| command | wall s, median (min-max) of $runs | peak RSS MiB (median) |"
 echo "|---|---|---|"
 measure "yolo detect Samples/coffee.png (default model)" "$yolo" detect Samples/coffee.png
 measure "same, --residency expanded" "$yolo" detect Samples/coffee.png --residency expanded
-measure "same, darknet's float files" "$yolo" detect Samples/coffee.png --cfg "$W/yolov3-tiny.cfg" \
-  --weights "$W/yolov3-tiny.weights" --names "$W/coco.names"
+measure "same, darknet's float files" "$yolo" detect Samples/coffee.png --cfg "$W/yolov4-tiny.cfg" \
+  --weights "$W/yolov4-tiny.weights" --names "$W/coco.names"
 if [[ -x $py ]]; then
   big=$out/large-4000x3000.jpg
   [[ -f $big ]] || "$py" -c "import cv2, sys; i = cv2.imread('Samples/astronaut.png'); cv2.imwrite(sys.argv[1], cv2.resize(i, (4000, 3000), interpolation=cv2.INTER_CUBIC), [cv2.IMWRITE_JPEG_QUALITY, 90])" "$big"
   measure "yolo detect 4000x3000 JPEG (DCT-scaled decode, default)" "$yolo" detect "$big"
   measure "same, --full-decode" "$yolo" detect "$big" --full-decode
-  onnx=$root/out/compare-engines/yolov3-tiny.onnx
+  onnx=$root/out/compare-engines/yolov4-tiny/yolov4-tiny.onnx   # scripts/compare-engines.sh makes it
   if [[ -f $onnx ]]; then
     measure "onnxruntime Python process: load the model, one forward pass (no decode, no NMS)" "$py" -c "
 import numpy as np, onnxruntime as ort

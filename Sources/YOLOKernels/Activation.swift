@@ -5,6 +5,10 @@ import Foundation
 /// all call it), so a new activation is added here and nowhere else.
 public enum Activation: String, Sendable, CaseIterable {
     case linear, leaky, relu, logistic
+    /// x · tanh(softplus(x)) (AlexeyAB's darknet; softplus is x above 20 and eˣ below −20, as there).
+    case mish
+    /// x · logistic(x) (AlexeyAB's darknet; SiLU).
+    case swish
 
     /// The function on one value. Leaky uses darknet's slope 0.1.
     @inlinable @inline(__always)
@@ -14,6 +18,21 @@ public enum Activation: String, Sendable, CaseIterable {
         case .leaky: return x > 0 ? x : 0.1 * x
         case .relu: return x > 0 ? x : 0
         case .logistic: return 1 / (1 + expf(-x))
+        case .mish:
+            let softplus = x > 20 ? x : (x < -20 ? expf(x) : logf(expf(x) + 1))
+            return x * (2 / (1 + expf(-2 * softplus)) - 1)
+        case .swish: return x / (1 + expf(-x))
+        }
+    }
+
+    /// True for the activations made of linear pieces (linear, leaky, relu): cheap in any kernel's epilogue,
+    /// and non-decreasing, so a max-pool of the activated values equals the activation of the max-pool
+    /// (the fused convolution + max-pool relies on both).
+    @inlinable
+    public var isPiecewiseLinear: Bool {
+        switch self {
+        case .linear, .leaky, .relu: return true
+        case .logistic, .mish, .swish: return false
         }
     }
 
@@ -28,7 +47,7 @@ public enum Activation: String, Sendable, CaseIterable {
         case .linear: return x
         case .leaky: return Activation.positiveOr(x, x * 0.1)
         case .relu: return Activation.positiveOr(x, V())
-        case .logistic: return Activation.logisticLanes(x)
+        case .logistic, .mish, .swish: return Activation.scalarLanes(self, x)
         }
     }
 
@@ -42,11 +61,11 @@ public enum Activation: String, Sendable, CaseIterable {
         return unsafeBitCast(picked, to: V.self)
     }
 
-    /// Logistic on each lane (scalar `expf`).
+    /// The scalar form on each lane (the transcendental activations: scalar `expf`, `logf`).
     @_transparent
-    public static func logisticLanes<V: SIMD>(_ x: V) -> V where V.Scalar == Float {
+    public static func scalarLanes<V: SIMD>(_ activation: Activation, _ x: V) -> V where V.Scalar == Float {
         var y = x
-        for i in 0..<V.scalarCount { y[i] = Activation.logistic(x[i]) }
+        for i in 0..<V.scalarCount { y[i] = activation(x[i]) }
         return y
     }
 
@@ -59,6 +78,8 @@ public enum Activation: String, Sendable, CaseIterable {
         case .leaky: for i in 0..<count { values[i] = Activation.leaky(values[i] + bias) }
         case .relu: for i in 0..<count { values[i] = Activation.relu(values[i] + bias) }
         case .logistic: for i in 0..<count { values[i] = Activation.logistic(values[i] + bias) }
+        case .mish: for i in 0..<count { values[i] = Activation.mish(values[i] + bias) }
+        case .swish: for i in 0..<count { values[i] = Activation.swish(values[i] + bias) }
         }
     }
 
@@ -71,6 +92,8 @@ public enum Activation: String, Sendable, CaseIterable {
         case .leaky: return 1
         case .relu: return 2
         case .logistic: return 3
+        case .mish: return 4
+        case .swish: return 5
         }
     }
 
@@ -81,6 +104,8 @@ public enum Activation: String, Sendable, CaseIterable {
         case 1: self = .leaky
         case 2: self = .relu
         case 3: self = .logistic
+        case 4: self = .mish
+        case 5: self = .swish
         default: self = .linear
         }
     }

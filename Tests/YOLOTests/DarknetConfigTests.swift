@@ -169,8 +169,8 @@ func expectConfigError(line: Int, containing fragment: String, _ body: () throws
         expectConfigError(line: 3, containing: "'size' must be an integer") {
             _ = try parse("[net]\n[convolutional]\nsize=three\n")
         }
-        expectConfigError(line: 3, containing: "unsupported activation 'mish'") {
-            _ = try parse("[net]\n[convolutional]\nactivation=mish\n")
+        expectConfigError(line: 3, containing: "unsupported activation 'hard_mish'") {
+            _ = try parse("[net]\n[convolutional]\nactivation=hard_mish\n")
         }
         expectConfigError(line: 3, containing: "unsupported option groups=2") {
             _ = try parse("[net]\n[convolutional]\ngroups=2\n")

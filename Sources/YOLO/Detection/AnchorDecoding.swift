@@ -16,7 +16,8 @@ import Foundation
 }
 
 /// Darknet's YOLO decoding (`get_yolo_detections`): sigmoid on x, y, objectness and class logits,
-/// exponential sizes times the head's anchors.
+/// exponential sizes times the head's anchors; with `new_coords` (AlexeyAB) the values are already
+/// logistic and sizes are (2v)² times the anchors.
 @_spi(Engine) public enum AnchorDecoding {
     /// Appends the candidates of one head to `candidates`.
     ///
@@ -34,25 +35,28 @@ import Foundation
         precondition(raw.count == head.mask.count * stride * plane, "decode: raw size does not match the head")
         precondition(candidates.classes == head.classes, "decode: class count mismatch")
         let s = head.scaleXY
+        let newCoords = head.newCoords
+        @inline(__always) func activated(_ v: Float) -> Float { newCoords ? v : sigmoid(v) }
+        @inline(__always) func size(_ v: Float) -> Float { newCoords ? 4 * v * v : expf(v) }
         for row in 0..<gh {
             for col in 0..<gw {
                 let cell = row * gw + col
                 for (n, anchorIndex) in head.mask.enumerated() {
                     let base = n * stride * plane + cell
-                    let objectness = sigmoid(raw[base + 4 * plane])
+                    let objectness = activated(raw[base + 4 * plane])
                     guard objectness > threshold else { continue }
                     let anchor = head.anchors[anchorIndex]
-                    let cx = (Float(col) + sigmoid(raw[base]) * s - (s - 1) / 2) / Float(gw)
-                    let cy = (Float(row) + sigmoid(raw[base + plane]) * s - (s - 1) / 2) / Float(gh)
-                    let w = expf(raw[base + 2 * plane]) * anchor.width / Float(networkWidth)
-                    let h = expf(raw[base + 3 * plane]) * anchor.height / Float(networkHeight)
+                    let cx = (Float(col) + activated(raw[base]) * s - (s - 1) / 2) / Float(gw)
+                    let cy = (Float(row) + activated(raw[base + plane]) * s - (s - 1) / 2) / Float(gh)
+                    let w = size(raw[base + 2 * plane]) * anchor.width / Float(networkWidth)
+                    let h = size(raw[base + 3 * plane]) * anchor.height / Float(networkHeight)
                     // A forward pass that overflowed (weights far out of range) gives no box rather than a
                     // box of infinities; NaN objectness already failed the threshold test above.
                     guard cx.isFinite, cy.isFinite, w.isFinite, h.isFinite else { continue }
                     candidates.boxes.append(Rect(x: Double(cx - w / 2), y: Double(cy - h / 2), width: Double(w), height: Double(h)))
                     candidates.objectness.append(objectness)
                     for k in 0..<head.classes {
-                        let p = objectness * sigmoid(raw[base + (5 + k) * plane])
+                        let p = objectness * activated(raw[base + (5 + k) * plane])
                         candidates.probabilities.append(p > threshold ? p : 0)
                     }
                 }

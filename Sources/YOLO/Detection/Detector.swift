@@ -200,10 +200,10 @@ public final class Detector: Sendable {
         lap(.decode)
         if options.classAgnostic {
             NonMaximumSuppression.classAgnostic(&candidates, threshold: options.iouThreshold,
-                                                maximumCandidates: options.maximumCandidates)
+                                                maximumCandidates: options.maximumCandidates, kind: model.description.suppression)
         } else {
             NonMaximumSuppression.perClass(&candidates, threshold: options.iouThreshold,
-                                           maximumCandidates: options.maximumCandidates)
+                                           maximumCandidates: options.maximumCandidates, kind: model.description.suppression)
         }
         var detections = makeDetections(candidates)
         if let limit = options.maximumDetections, detections.count > limit {

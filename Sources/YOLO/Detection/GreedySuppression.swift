@@ -21,13 +21,19 @@ struct GreedySuppression {
     private var seen: [Int32]
     private var query: Int32 = 0
     private let boxes: [Rect]
+    /// nil: IoU; else DIoU with this beta (`Suppression.distanceIoU`).
+    private let beta: Double?
 
     /// Whether each of `order`'s candidates (indices into `boxes`, best first) survives.
     /// - Precondition: `limit > 0` (a zero limit would suppress boxes that merely touch).
-    static func survivors(_ order: [Int], boxes: [Rect], limit: Double) -> [Bool] {
+    /// `kind` `.distanceIoU` compares DIoU instead of IoU with the limit; DIoU never exceeds IoU, so pairs
+    /// that do not overlap still need no comparison.
+    static func survivors(_ order: [Int], boxes: [Rect], limit: Double, kind: Suppression = .greedy) -> [Bool] {
         precondition(limit > 0, "GreedySuppression: the IoU limit must be positive")
         guard !order.isEmpty else { return [] }
-        var grid = GreedySuppression(order, boxes: boxes)
+        var beta: Double? = nil
+        if case .distanceIoU(let b) = kind { beta = Double(b) }
+        var grid = GreedySuppression(order, boxes: boxes, beta: beta)
         return order.map { candidate in
             guard !grid.anySurvivor(overlapping: candidate, above: limit) else { return false }
             grid.insert(candidate)
@@ -35,8 +41,9 @@ struct GreedySuppression {
         }
     }
 
-    private init(_ order: [Int], boxes: [Rect]) {
+    private init(_ order: [Int], boxes: [Rect], beta: Double?) {
         self.boxes = boxes
+        self.beta = beta
         // The grid spans the candidates' centres; cells are about the size of a typical box (the median
         // of a sample), and there are at most about 4 per candidate (and 2^20 in all).
         var (x0, x1, y0, y1) = (Double.infinity, -Double.infinity, Double.infinity, -Double.infinity)
@@ -91,16 +98,23 @@ struct GreedySuppression {
         }
     }
 
+    /// Whether survivor `i` suppresses `box`: IoU (or DIoU) above the limit.
+    @inline(__always)
+    private func suppresses(_ i: Int, _ box: Rect, _ limit: Double) -> Bool {
+        guard let beta else { return boxes[i].iou(box) > limit }
+        return boxes[i].distanceIoU(box, beta: beta) > limit
+    }
+
     private mutating func anySurvivor(overlapping j: Int, above limit: Double) -> Bool {
         query &+= 1
         let box = boxes[j]
-        for i in large where boxes[Int(i)].iou(box) > limit { return true }
+        for i in large where suppresses(Int(i), box, limit) { return true }
         let (xs, ys) = cells(of: box)
         guard xs.count * ys.count <= Self.largeCells else {
             // A large candidate: every survivor in the grid (each once).
             for i in members where seen[Int(i)] != query {
                 seen[Int(i)] = query
-                if boxes[Int(i)].iou(box) > limit { return true }
+                if suppresses(Int(i), box, limit) { return true }
             }
             return false
         }
@@ -111,7 +125,7 @@ struct GreedySuppression {
                     let i = Int(members[Int(node)])
                     if seen[i] != query {
                         seen[i] = query
-                        if boxes[i].iou(box) > limit { return true }
+                        if suppresses(i, box, limit) { return true }
                     }
                     node = next[Int(node)]
                 }

@@ -6,7 +6,9 @@
     /// overlap are compared (`GreedySuppression`), so a model that fires everywhere is not quadratic.
     /// At most `maximumCandidates` candidates per class (the most probable) enter suppression; the class
     /// probability of the rest is zeroed (`DetectionOptions.maximumCandidates`).
-    public static func perClass(_ candidates: inout Candidates, threshold: Float, maximumCandidates: Int = .max) {
+    /// `kind` is the model's (`ModelDescription.suppression`): IoU or darknet's DIoU (`diounms_sort`).
+    public static func perClass(_ candidates: inout Candidates, threshold: Float, maximumCandidates: Int = .max,
+                                kind: Suppression = .greedy) {
         let classes = candidates.classes
         let limit = Double(threshold)
         let boxes = candidates.boxes
@@ -15,7 +17,7 @@
             for k in 0..<classes {
                 let (order, dropped) = ranked(count, keeping: maximumCandidates) { probabilities[$0 * classes + k] }
                 for i in dropped { probabilities[i * classes + k] = 0 }
-                let survivors = GreedySuppression.survivors(order, boxes: boxes, limit: limit)
+                let survivors = GreedySuppression.survivors(order, boxes: boxes, limit: limit, kind: kind)
                 for (i, survives) in zip(order, survivors) where !survives { probabilities[i * classes + k] = 0 }
             }
         }
@@ -23,14 +25,15 @@
 
     /// Class-agnostic suppression: each candidate competes with its best class probability; a suppressed
     /// candidate loses all its classes, as does one beyond the `maximumCandidates` most probable.
-    public static func classAgnostic(_ candidates: inout Candidates, threshold: Float, maximumCandidates: Int = .max) {
+    public static func classAgnostic(_ candidates: inout Candidates, threshold: Float, maximumCandidates: Int = .max,
+                                     kind: Suppression = .greedy) {
         let classes = candidates.classes
         let limit = Double(threshold)
         let best = (0..<candidates.count).map { i in
             (0..<classes).reduce(Float(0)) { max($0, candidates.probabilities[i * classes + $1]) }
         }
         let (order, dropped) = ranked(candidates.count, keeping: maximumCandidates) { best[$0] }
-        let survivors = GreedySuppression.survivors(order, boxes: candidates.boxes, limit: limit)
+        let survivors = GreedySuppression.survivors(order, boxes: candidates.boxes, limit: limit, kind: kind)
         for i in dropped + zip(order, survivors).filter({ !$0.1 }).map(\.0) {
             for k in 0..<classes { candidates.probabilities[i * classes + k] = 0 }
         }

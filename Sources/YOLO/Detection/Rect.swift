@@ -1,3 +1,5 @@
+import Foundation
+
 /// An axis-aligned rectangle: origin (`x`, `y`) and size.
 ///
 /// In `Detection.box` and `DetectionOptions.regionOfInterest` coordinates are normalized to the full,
@@ -50,6 +52,19 @@ public struct Rect: Sendable, Hashable, CustomStringConvertible {
         guard w > 0, h > 0 else { return 0 }
         let intersection = w * h
         return intersection / (area + other.area - intersection)
+    }
+
+    /// Distance-IoU as darknet's `box_diounms` computes it for DIoU-NMS: IoU − (d²/c²)^beta, d the distance
+    /// of the centres, c the diagonal of the smallest rectangle enclosing both (IoU alone when c is 0).
+    /// Never above the IoU, so it can only suppress pairs that overlap.
+    @_spi(Engine) public func distanceIoU(_ other: Rect, beta: Double) -> Double {
+        let iou = iou(other)
+        let cw = max(maxX, other.maxX) - min(minX, other.minX)
+        let ch = max(maxY, other.maxY) - min(minY, other.minY)
+        let c = cw * cw + ch * ch
+        guard c > 0 else { return iou }
+        let (dx, dy) = (midX - other.midX, midY - other.midY)
+        return iou - pow((dx * dx + dy * dy) / c, beta)
     }
 
     /// This rectangle clipped to the unit square (may become empty).

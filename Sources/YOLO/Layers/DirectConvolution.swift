@@ -36,12 +36,12 @@ struct DirectConvolution: Sendable {
     /// - Parameter packed: `weights` already packed for `GEMM` (a `Convolution`'s im2col path holds
     ///   them), so they are not packed a second time; nil packs them here.
     /// - Precondition: `weights` is `filters × inChannels·9`, `biases` has `filters` floats, the
-    ///   activation is not logistic (such convolutions are never fused: `ConvolutionMaxPool.qualifies`).
+    ///   activation is piecewise linear (others are never fused: `ConvolutionMaxPool.qualifies`).
     init(inputShape: Shape, filters: Int, activation: Activation, weights: FloatBuffer, biases: FloatBuffer,
                 packed: PackedMatrix? = nil) {
         precondition(KernelFamily.active.has(.directConvolutionMaxPool),
                      "DirectConvolution: the \(KernelFamily.active.name) kernel family has no direct convolution")
-        precondition(activation != .logistic, "DirectConvolution: logistic convolutions are not fused")
+        precondition(activation.isPiecewiseLinear, "DirectConvolution: only piecewise-linear activations are fused")
         precondition(weights.count == filters * inputShape.channels * 9 && biases.count == filters,
                      "DirectConvolution: weights or biases do not match \(filters) filters of \(inputShape)")
         self.inputShape = inputShape

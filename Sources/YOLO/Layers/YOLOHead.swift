@@ -12,9 +12,11 @@
     public let classes: Int
     /// Darknet's `scale_x_y` (1 for yolov3).
     public let scaleXY: Float
+    /// AlexeyAB's `new_coords=1`: outputs already logistic, squared sizes (`YOLOSpec.newCoords`).
+    public let newCoords: Bool
 
     public init(input: Int, shape: Shape, anchors: [(width: Float, height: Float)], mask: [Int], classes: Int,
-                scaleXY: Float = 1) {
+                scaleXY: Float = 1, newCoords: Bool = false) {
         precondition(shape.channels == mask.count * (classes + 5), "YOLOHead: channel count mismatch")
         self.inputs = [input]
         self.outputShape = shape
@@ -22,6 +24,7 @@
         self.mask = mask
         self.classes = classes
         self.scaleXY = scaleXY
+        self.newCoords = newCoords
     }
 
     public var algorithm: String { "passthrough" }

@@ -32,6 +32,7 @@ extension ModelDescription {
         try net.finish(ignoring: SectionReader.netTrainingKeys)
 
         var layers: [LayerSpec] = []
+        var suppression = Suppression.greedy
         for section in config.sections.dropFirst() {
             var reader = SectionReader(section, path: path)
             let index = layers.count
@@ -47,7 +48,10 @@ extension ModelDescription {
             case "shortcut":
                 layers.append(.shortcut(try reader.shortcut(index: index)))
             case "yolo":
-                layers.append(.yolo(try reader.yolo()))
+                // darknet's detector takes nms_kind from the network's last layer: here the last [yolo].
+                let (spec, kind) = try reader.yolo()
+                layers.append(.yolo(spec))
+                suppression = kind
             case "net", "network":
                 throw YOLOError.invalidConfig(path: path, line: section.line, message: "[\(section.name)] may only be the first section")
             default:
@@ -62,6 +66,7 @@ extension ModelDescription {
         let nmsKind = config.sections.contains { $0.name == "yolo" && $0.entries.contains { $0.key == "nms_kind" } }
         self.init(inputShape: input, layers: layers, path: path,
                   preferredScaling: ModelDescription.inferredScaling(layers: layers, letterBox: letterBox, alexeyABKeys: nmsKind))
+        self.suppression = suppression
         try validate()
     }
 }
@@ -167,7 +172,7 @@ struct SectionReader {
     static let yoloTrainingKeys: Set<String> = [
         "jitter", "ignore_thresh", "truth_thresh", "random", "iou_normalizer", "cls_normalizer",
         "obj_normalizer", "iou_loss", "iou_thresh", "max_delta", "counters_per_class", "label_smooth_eps",
-        "beta_nms", "nms_kind", "resize", "max", "focal_loss", "uc_normalizer", "objectness_smooth",
+        "resize", "max", "focal_loss", "uc_normalizer", "objectness_smooth",
         "map", "track_history_size", "sim_thresh", "dets_for_track", "dets_for_show", "track_ciou_norm",
         "embedding_layer", "show_details", "rescore",
     ]
@@ -249,7 +254,7 @@ struct SectionReader {
         return ShortcutSpec(from: from, activation: activation, line: section.line)
     }
 
-    mutating func yolo() throws -> YOLOSpec {
+    mutating func yolo() throws -> (YOLOSpec, Suppression) {
         let classes = try int("classes", default: 20)
         guard classes > 0 else { throw error(section.line, "[yolo] classes must be positive") }
         let anchors = try list("anchors", as: Float.self)
@@ -268,9 +273,25 @@ struct SectionReader {
             throw error(mask?.line ?? section.line, "[yolo] mask index \(bad) is outside the \(num) anchors")
         }
         let scaleXY = try float("scale_x_y", default: 1)
-        try require("new_coords", equals: "0", meaning: "scaled-YOLOv4 box coordinates")
+        let newCoords = try int("new_coords", default: 0)
+        guard newCoords == 0 || newCoords == 1 else {
+            throw error(entry("new_coords")?.line ?? section.line, "[yolo] new_coords must be 0 or 1, found \(newCoords)")
+        }
+        let suppression: Suppression
+        let kind = entry("nms_kind")
+        let beta = try float("beta_nms", default: 0.6)
+        switch kind?.value.lowercased() ?? "greedynms" {
+        case "greedynms", "default": suppression = .greedy
+        case "diounms":
+            guard beta > 0 else { throw error(entry("beta_nms")?.line ?? section.line, "[yolo] beta_nms must be positive, found \(beta)") }
+            suppression = .distanceIoU(beta: beta)
+        default:
+            throw error(kind?.line ?? section.line, "unsupported option nms_kind=\(kind?.value ?? "") (supported: greedynms, diounms)")
+        }
         try finish(ignoring: SectionReader.yoloTrainingKeys)
-        return YOLOSpec(mask: maskValues, anchors: anchors.values, classes: classes, scaleXY: scaleXY, line: section.line)
+        var spec = YOLOSpec(mask: maskValues, anchors: anchors.values, classes: classes, scaleXY: scaleXY, line: section.line)
+        spec.newCoords = newCoords == 1
+        return (spec, suppression)
     }
 
     /// Turns a relative (negative) or absolute layer reference into an absolute index before `index`.

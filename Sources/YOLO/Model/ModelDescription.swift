@@ -9,6 +9,8 @@
     /// How images are fitted into the input when a request does not say (`DetectionOptions.scaling` nil):
     /// what the darknet the model comes from does at test time.
     public var preferredScaling: DetectionOptions.Scaling
+    /// How overlapping boxes are suppressed: darknet's `nms_kind` of the last `[yolo]` section.
+    public var suppression: Suppression = .greedy
 
     /// `preferredScaling` nil infers it from the layers (`inferredScaling(layers:letterBox:)`).
     public init(inputShape: Shape, layers: [LayerSpec], path: String, preferredScaling: DetectionOptions.Scaling? = nil) {
@@ -27,8 +29,9 @@
         if let letterBox { return letterBox ? .scaleFit : .stretch }
         let alexeyAB = alexeyABKeys || layers.contains { layer in
             switch layer {
-            case .yolo(let s): return s.scaleXY != 1
             case .route(let s): return s.groups > 1
+            case .yolo(let s): return s.scaleXY != 1 || s.newCoords
+            case .convolution(let s): return s.activation == .mish || s.activation == .swish
             default: return false
             }
         }
@@ -120,6 +123,15 @@
     public var line: Int
 }
 
+/// How overlapping boxes are suppressed (darknet's `[yolo] nms_kind`).
+@_spi(Engine) public enum Suppression: Sendable, Equatable {
+    /// `greedynms` (and pjreddie's `do_nms_sort`): a box goes when its IoU with a better one exceeds the threshold.
+    case greedy
+    /// `diounms`: when IoU − (d²/c²)^beta exceeds the threshold, d the distance of the centres and c the diagonal
+    /// of the smallest box enclosing both (darknet's `box_diounms`, `beta_nms`).
+    case distanceIoU(beta: Float)
+}
+
 @_spi(Engine) public struct YOLOSpec: Sendable, Equatable {
     /// Indices into `anchors` used by this head.
     public var mask: [Int]
@@ -127,6 +139,9 @@
     public var anchors: [Float]
     public var classes: Int
     public var scaleXY: Float
+    /// AlexeyAB's `new_coords=1` (scaled-YOLOv4, yolov7): the outputs are already logistic (the convolution
+    /// before the head says so), x, y = scale_x_y·v − (scale_x_y − 1)/2 and w, h = (2v)²·anchor, no exponential.
+    public var newCoords: Bool = false
     public var line: Int
 
     /// The anchor pairs.

@@ -3,7 +3,9 @@
 /// Codes of the enums stored in a model file. Fixed here, never derived from declaration order.
 enum ModelFileCodes {
     static let convolution: UInt8 = 0, maxPool: UInt8 = 1, upsample: UInt8 = 2, route: UInt8 = 3,
-               shortcut: UInt8 = 4, yolo: UInt8 = 5
+               shortcut: UInt8 = 4, yolo: UInt8 = 5,
+               /// A yolo head with `new_coords=1` (1.2): the same fields as `yolo`.
+               yoloNewCoords: UInt8 = 6
 
     static func code(_ activation: Activation) -> UInt8 {
         switch activation {
@@ -11,6 +13,8 @@ enum ModelFileCodes {
         case .leaky: return 1
         case .relu: return 2
         case .logistic: return 3
+        case .mish: return 4
+        case .swish: return 5
         }
     }
 
@@ -33,6 +37,8 @@ enum ModelFileCodes {
         case 1: return .leaky
         case 2: return .relu
         case 3: return .logistic
+        case 4: return .mish
+        case 5: return .swish
         default: return nil
         }
     }
@@ -64,7 +70,7 @@ extension ByteWriter {
                 u8(ModelFileCodes.shortcut); i32(s.line)
                 i32(s.from); u8(ModelFileCodes.code(s.activation))
             case .yolo(let s):
-                u8(ModelFileCodes.yolo); i32(s.line)
+                u8(s.newCoords ? ModelFileCodes.yoloNewCoords : ModelFileCodes.yolo); i32(s.line)
                 count(s.mask.count); s.mask.forEach { i32($0) }
                 count(s.anchors.count); s.anchors.forEach { f32($0) }
                 i32(s.classes); f32(s.scaleXY)
@@ -126,14 +132,16 @@ extension ByteReader {
             return .route(RouteSpec(layers: sources, groups: try i32("groups"), groupIndex: try i32("group_id"), line: line))
         case ModelFileCodes.shortcut:
             return .shortcut(ShortcutSpec(from: try i32("shortcut source"), activation: try activation(), line: line))
-        case ModelFileCodes.yolo:
+        case ModelFileCodes.yolo, ModelFileCodes.yoloNewCoords:
             let maskCount = try count("mask count", elementSize: 4)
             var mask: [Int] = []
             for _ in 0..<maskCount { mask.append(try i32("mask")) }
             let anchorCount = try count("anchor count", elementSize: 4)
             var anchors: [Float] = []
             for _ in 0..<anchorCount { anchors.append(try f32("anchor")) }
-            return .yolo(YOLOSpec(mask: mask, anchors: anchors, classes: try i32("classes"), scaleXY: try f32("scale_x_y"), line: line))
+            var spec = YOLOSpec(mask: mask, anchors: anchors, classes: try i32("classes"), scaleXY: try f32("scale_x_y"), line: line)
+            spec.newCoords = kind == ModelFileCodes.yoloNewCoords
+            return .yolo(spec)
         default:
             throw failure("unknown layer kind \(kind)")
         }

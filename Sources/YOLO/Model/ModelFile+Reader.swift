@@ -128,6 +128,19 @@ extension ModelFile {
             guard let scaling = ModelFileCodes.scaling(code) else { throw reader.failure("unknown scaling code \(code)") }
             model.description.preferredScaling = scaling
         }
+        if minor >= 2 {
+            // 1.2: the suppression kind (0 greedy, 1 DIoU) and its beta.
+            reader.context = "suppression"
+            let kind = try reader.u8("suppression kind")
+            let beta = try reader.f32("beta_nms")
+            switch kind {
+            case 0: model.description.suppression = .greedy
+            case 1:
+                guard beta.isFinite, beta > 0, beta <= 1000 else { throw reader.failure("beta_nms \(beta) is not a positive number") }
+                model.description.suppression = .distanceIoU(beta: beta)
+            default: throw reader.failure("unknown suppression kind \(kind)")
+            }
+        }
         if reader.remaining > 0 && minor <= minorVersion {
             throw reader.failure("\(reader.remaining) unexpected bytes after the metadata")
         }

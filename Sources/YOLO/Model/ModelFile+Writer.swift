@@ -135,6 +135,12 @@ extension ModelFile {
         }
         writer.string(note)
         if minor >= 1 { writer.u8(ModelFileCodes.code(model.description.preferredScaling)) }
+        if minor >= 2 {
+            switch model.description.suppression {
+            case .greedy: writer.u8(0); writer.f32(0)
+            case .distanceIoU(let beta): writer.u8(1); writer.f32(beta)
+            }
+        }
         return writer.bytes
     }
 }

@@ -13,7 +13,7 @@ public enum ModelFile {
     /// Readers accept files of this major version and any minor version.
     @_spi(Engine) public static let majorVersion: UInt16 = 1
     /// Minor versions add only fields that older readers may skip (appended after the note).
-    @_spi(Engine) public static let minorVersion: UInt16 = 1
+    @_spi(Engine) public static let minorVersion: UInt16 = 2
     /// Bytes in the header.
     @_spi(Engine) public static let headerSize = 64
     /// Alignment of every blob and of the file length.

@@ -59,7 +59,7 @@
                 layers.append(Shortcut(previous: g.inputs[0], from: s.from, shape: g.outputShape, activation: s.activation))
             case .yolo(let s):
                 layers.append(YOLOHead(input: g.inputs[0], shape: g.outputShape, anchors: s.anchorPairs, mask: s.mask,
-                                       classes: s.classes, scaleXY: s.scaleXY))
+                                       classes: s.classes, scaleXY: s.scaleXY, newCoords: s.newCoords))
             }
         }
         if algorithm == .auto { Network.fuse(&layers, heads: Set(description.heads.map(\.index))) }

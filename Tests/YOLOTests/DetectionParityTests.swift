@@ -106,9 +106,14 @@ func parityComparison(ours: [ReferenceEntry.Item], reference: [ReferenceEntry.It
     return (problems, worst.0, worst.1)
 }
 
-/// Runs the detector on `key`'s image in `scaling` and compares with the reference.
+/// Runs the detector on `key`'s image in `scaling` and compares with the reference; skips (with the reason
+/// printed) when the image is in ../shared and that is absent.
 func checkParity(key: String, scaling: DetectionOptions.Scaling?, model: Model? = TinyYOLO.model,
                  references: ReferenceDetections = .yolov3Tiny, tolerance: (_ png: Bool) -> ParityTolerance) throws {
+    guard imageAvailable(key) else {
+        print("skipped \(key): \(Skip.noShared)")
+        return
+    }
     let detector = try Detector(model: try #require(model))
     let reference = try #require(references.all[key])
     let path = ReferenceDetections.imagePath(key)
@@ -144,10 +149,6 @@ struct DetectionParityTests {
 
     @Test(arguments: ReferenceDetections.yolov3Tiny.keys(mode: "letterbox_dn"))
     func letterboxMatchesDarknet(key: String) throws {
-        guard imageAvailable(key) else {
-            print("skipped \(key): \(Skip.noShared)")
-            return
-        }
         try checkParity(key: key, scaling: .scaleFit, tolerance: DetectionParityTests.letterboxTolerance)
     }
 
@@ -156,10 +157,6 @@ struct DetectionParityTests {
     /// tolerances as letterbox apply: PNG 1e-3 / 0.5 px; JPEG 0.02 / 2 px for decoder differences.
     @Test(arguments: ReferenceDetections.yolov3Tiny.keys(mode: "stretch"))
     func stretchMatchesOpenCV(key: String) throws {
-        guard imageAvailable(key) else {
-            print("skipped \(key): \(Skip.noShared)")
-            return
-        }
         try checkParity(key: key, scaling: .scaleFill, tolerance: DetectionParityTests.letterboxTolerance)
     }
 }

@@ -57,20 +57,12 @@ struct YOLOv4TinyParityTests {
     /// AlexeyAB's `detector test` (stretch_dn): our `.stretch`, which is also the model's default (nil).
     @Test(arguments: ReferenceDetections.yolov4Tiny.keys(mode: "stretch_dn"))
     func stretchMatchesDarknet(key: String) throws {
-        guard imageAvailable(key) else {
-            print("skipped \(key): \(Skip.noShared)")
-            return
-        }
         try checkParity(key: key, scaling: nil, model: TinyYOLO.v4, references: .yolov4Tiny, tolerance: Self.tolerance)
     }
 
     /// pjreddie's `detect` (letterbox_dn): our `.scaleFit`.
     @Test(arguments: ReferenceDetections.yolov4Tiny.keys(mode: "letterbox_dn"))
     func letterboxMatchesDarknet(key: String) throws {
-        guard imageAvailable(key) else {
-            print("skipped \(key): \(Skip.noShared)")
-            return
-        }
         try checkParity(key: key, scaling: .scaleFit, model: TinyYOLO.v4, references: .yolov4Tiny, tolerance: Self.tolerance)
     }
 }

@@ -69,8 +69,8 @@ import Synchronization
     }
 
     /// Temporary files being written now.
-    private static let inFlight = Mutex<Set<String>>([])
-    private static let signalSources = Mutex<[DispatchSourceSignal]>([])
+    private static let inFlight = Locked<Set<String>>([])
+    private static let signalSources = Locked<[DispatchSourceSignal]>([])
 
     /// On SIGINT, SIGTERM or SIGHUP, deletes the temporary files being written, then exits with 128 + the
     /// signal number (the shell's convention). The signals are handled on a dispatch queue, not in a signal
@@ -121,5 +121,5 @@ import Synchronization
     }
 
     /// Per folder: the hidden `.tmp` names seen when it was first listed and not yet dealt with.
-    private static let staleCandidates = Mutex<[String: [String]]>([:])
+    private static let staleCandidates = Locked<[String: [String]]>([:])
 }

@@ -30,9 +30,9 @@ public final class Detector: Sendable {
     public let maximumCachedNetworks: Int
 
     /// Networks by input size, built on first use, most recently used last.
-    private let networks = Mutex<NetworkCache>(NetworkCache())
+    private let networks = Locked<NetworkCache>(NetworkCache())
     /// Idle scratch memory by input size.
-    private let pool = Mutex<[Size: [Scratch]]>([:])
+    private let pool = Locked<[Size: [Scratch]]>([:])
 
     private struct NetworkCache {
         var entries: [Size: Network] = [:]

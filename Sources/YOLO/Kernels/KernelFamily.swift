@@ -178,7 +178,7 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
     }
 
     private static let chosen = Atomic<Int>(-1)
-    private static let reasonText = Mutex<String>("")
+    private static let reasonText = Locked<String>("")
 
     /// Makes `family` the active one, with `reason`, unless a family is active already; returns the active one.
     private static func adopt(_ family: KernelFamily, reason: String) -> KernelFamily {

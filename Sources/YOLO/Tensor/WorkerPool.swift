@@ -55,26 +55,16 @@ final class WorkerPool: @unchecked Sendable {
     private let heartbeat = Atomic<Int>(0)
     private nonisolated(unsafe) var job: ((Int) -> Void)?
     private nonisolated(unsafe) var generation = 0
-    /// The workers' thread IDs, under `idsLock`. A pthread mutex, not Synchronization's `Mutex`: under
-    /// contention (the constructor polls the count while the workers register) that one waits in a futex
-    /// that ThreadSanitizer cannot see, and TSan then reported its accesses as data races (5 reports, all here).
-    private let idsLock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private nonisolated(unsafe) var ids: [pthread_t] = []
-
-    private func withWorkerIDs<T>(_ body: (inout [pthread_t]) -> T) -> T {
-        pthread_mutex_lock(idsLock)
-        defer { pthread_mutex_unlock(idsLock) }
-        return body(&ids)
-    }
+    /// The workers' thread IDs (`Locked`, which ThreadSanitizer can see, unlike `Synchronization.Mutex`).
+    private let workerIDs = Locked<[pthread_t]>([])
 
     init(threads: Int) {
         threadCount = threads
         pthread_mutex_init(lock, nil)
         pthread_mutex_init(region, nil)
-        pthread_mutex_init(idsLock, nil)
         pthread_cond_init(wake, nil)
         pthread_cond_init(finished, nil)
-        withWorkerIDs { $0.reserveCapacity(threads) }
+        workerIDs.withLock { $0.reserveCapacity(threads) }
         for index in 0..<threads {
             let thread = Thread { [unowned self] in self.work() }
             thread.name = "yolo-worker-\(index + 1)"
@@ -82,7 +72,7 @@ final class WorkerPool: @unchecked Sendable {
         }
         // Wait until every worker runs: the caller shares regions only with running workers, so a
         // worker that started late would otherwise register (and allocate) in the middle of a pass.
-        while withWorkerIDs({ $0.count }) < threads { sched_yield() }
+        while workerIDs.withLock({ $0.count }) < threads { sched_yield() }
     }
 
     /// Runs `body(0)` … `body(parts − 1)`, each exactly once, on the caller and the workers, and
@@ -166,12 +156,12 @@ final class WorkerPool: @unchecked Sendable {
 
     private var isWorkerThread: Bool {
         let me = pthread_self()
-        return withWorkerIDs { ids in ids.contains { pthread_equal($0, me) != 0 } }
+        return workerIDs.withLock { ids in ids.contains { pthread_equal($0, me) != 0 } }
     }
 
     private func work() {
         DenormalMode.flushOnThisThread()
-        withWorkerIDs { $0.append(pthread_self()) }
+        workerIDs.withLock { $0.append(pthread_self()) }
         var seen = 0  // generations start at 1: a region started before this thread got here still runs
         while true {
             var wait = Backoff()

@@ -117,6 +117,9 @@ struct WinogradPlan: Sendable {
             self.dealsBlocks = true
             self.blockTiles = min(block, paddedTiles)
         }
+        let panelRows = GEMM.panelRows
+        self.vPlaneStride = transposed ? (tiles + panelRows - 1) / panelRows * panelRows * inChannels + 16
+            : inChannels * blockTiles + 16
         self.paddedHeight = tilesY * m + 2
         let groups = (tilesX + Self.rowLanes - 1) / Self.rowLanes
         self.paddedWidth = rowVectorized ? groups * Self.rowLanes * m + m + 2 : tilesX * m + 2
@@ -125,12 +128,13 @@ struct WinogradPlan: Sendable {
         if transposed {
             let padded = paddedFilters
             self.u = nil
+            let columns = GEMM.panelColumns
             self.uBlocks = FloatBuffer(count: alpha2 * inChannels * padded) { u in
                 let u = u.baseAddress!
                 Self.transformFilters(weights, transform: transform1, inChannels: inChannels, filters: filters,
                                       workers: workers) { k, c, xi, value in
-                    let block = k / GEMM.panelColumns
-                    u[(xi * inChannels * padded) + (block * inChannels + c) * GEMM.panelColumns + k % GEMM.panelColumns] = value
+                    let block = k / columns
+                    u[(xi * inChannels * padded) + (block * inChannels + c) * columns + k % columns] = value
                 }
             }
         } else {
@@ -189,10 +193,9 @@ struct WinogradPlan: Sendable {
     /// Floats from one of V's α² planes (`C × blockTiles`) to the next: 16 more than the plane, so
     /// the α² values of one tile, read or written together by a transform, do not all fall in the
     /// same L1 cache set (plane sizes are often multiples of 4 KB).
-    var vPlaneStride: Int {
-        transposed ? (tiles + GEMM.panelRows - 1) / GEMM.panelRows * GEMM.panelRows * inChannels + 16
-            : inChannels * blockTiles + 16
-    }
+    /// Stored: the transforms read it once per ξ of every tile group, and the kernel family behind
+    /// `GEMM.panelRows` is not free to ask for (3 % of a yolov4-tiny pass when this was computed).
+    let vPlaneStride: Int
     /// The same for M's planes (`K × blockTiles`, or `tiles × paddedFilters` when `transposed`).
     /// With `transposed`, Mᵀ is stored tile by tile instead (`[tile][ξ][filter]`, so the output
     /// transform reads one tile's α² rows from one small region): this is then the distance from

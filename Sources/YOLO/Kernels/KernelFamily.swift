@@ -54,6 +54,9 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
     /// The micro-kernel's entry points (nil: OpenBLAS). With one, weights are packed in panels of
     /// `tileRows` and bias and activation are applied in registers.
     let tile: TileKernel?
+    /// The family's Winograd tile transforms (compiled for its ISA), for the `winogradRows` and
+    /// `winogradTransposed` paths; nil for families without them.
+    let winograd: WinogradKernels?
 
     /// True when the family multiplies with its own micro-kernel.
     var hasOwnKernel: Bool { tile != nil }
@@ -92,15 +95,19 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
             name: .avx512, lanes: 16, tileRows: 6, tileColumns: 64,
             fastPaths: [.directConvolutionMaxPool, .winogradRows, .winogradTransposed],
             smallMapWinogradTile: 2,
-            tile: TileKernel(strided: avx512TileStrided, offsets: avx512TileOffsets)))
+            tile: TileKernel(strided: avx512TileStrided, offsets: avx512TileOffsets),
+            winograd: WinogradKernels(rowsInput: avx512WinogradRowsInput, rowsOutput: avx512WinogradRowsOutput,
+                                      tilesInput: avx512WinogradTilesInput, filtersOutput: avx512WinogradFiltersOutput)))
         families.append(KernelFamily(
             name: .avx2, lanes: 8, tileRows: 6, tileColumns: 16,
             fastPaths: [.directConvolutionMaxPool, .winogradRows, .winogradTransposed],
             smallMapWinogradTile: 4,
-            tile: TileKernel(strided: avx2TileStrided, offsets: avx2TileOffsets)))
+            tile: TileKernel(strided: avx2TileStrided, offsets: avx2TileOffsets),
+            winograd: WinogradKernels(rowsInput: avx2WinogradRowsInput, rowsOutput: avx2WinogradRowsOutput,
+                                      tilesInput: avx2WinogradTilesInput, filtersOutput: avx2WinogradFiltersOutput)))
         #endif
         families.append(KernelFamily(name: .portable, lanes: 4, tileRows: 1, tileColumns: 1, fastPaths: [],
-                                     smallMapWinogradTile: 2, tile: nil))
+                                     smallMapWinogradTile: 2, tile: nil, winograd: nil))
         return families
     }()
 

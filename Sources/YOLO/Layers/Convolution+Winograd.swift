@@ -20,7 +20,11 @@ extension Convolution {
         let padded = io.scratch
         let input = io.input
         Parallel.forRanges(plan.inChannels, threads: io.threads) { channels in
-            for c in channels { pad(channel: c, input, plan: plan, into: padded) }
+            if plan.rowVectorized {
+                for c in channels { padByPhase(channel: c, input, plan: plan, into: padded) }
+            } else {
+                for c in channels { pad(channel: c, input, plan: plan, into: padded) }
+            }
         }
         let buffers = io.scratch + plan.paddedInputCount
         return (UnsafePointer(padded), buffers, buffers + plan.transformBufferCount * plan.maxWorkers)
@@ -102,6 +106,33 @@ extension Convolution {
         }
         let filled = (height + 1) * pw + 1
         (plane + filled).update(repeating: 0, count: plan.paddedHeight * pw - filled)
+    }
+
+    /// `pad(channel:)` for row-vectorized plans: the same zero-padded plane, each row stored by phase
+    /// (cell x of a padded row at `(x mod m)·phaseLength + x / m`, `WinogradPlan.phaseLength`), so the
+    /// transforms read one column of 16 adjacent tiles with one contiguous load.
+    func padByPhase(channel c: Int, _ input: UnsafePointer<Float>, plan: WinogradPlan,
+                    into padded: UnsafeMutablePointer<Float>) {
+        let (height, width) = (inputShape.height, inputShape.width)
+        let (pw, m, phase) = (plan.paddedWidth, plan.transform.m, plan.phaseLength)
+        let plane = padded + c * plan.paddedHeight * pw
+        plane.update(repeating: 0, count: plan.paddedHeight * pw)
+        let source = input + c * height * width
+        for y in 0..<height {
+            let row = plane + (y + 1) * pw
+            let values = source + y * width
+            // Input x sits at padded x + 1.
+            for r in 0..<m {
+                let target = row + r * phase
+                var x = (r + m - 1) % m      // first input x with (x + 1) mod m == r
+                var index = (x + 1) / m
+                while x < width {
+                    target[index] = values[x]
+                    x += m
+                    index += 1
+                }
+            }
+        }
     }
 
     /// `Bᵀ d B` for the 8 tiles of `group` in one channel, stored to `v[ξ · vPlaneStride]`

@@ -46,13 +46,20 @@ extension Convolution {
         let v = scratch
         let mm = scratch + alpha2 * plan.vPlaneStride
         let bufferCount = plan.transformBufferCount
-        Parallel.forWorkers(channels * rows * groups, threads: threads) { worker, range in
+        // Whole channels per worker, rows and groups in order: a partial last group of a row then stores
+        // all 16 lanes (one vector store), the extra ones landing on the next row's first tiles, which
+        // this worker writes right after; only the channel's last group stores just its valid lanes.
+        let lastValid = plan.tilesX - (groups - 1) * WinogradPlan.rowLanes
+        Parallel.forWorkers(channels, threads: threads) { worker, range in
             let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount).assumingMemoryBound(to: Wide.self)
-            for index in range {
-                let (channelRow, group) = index.quotientAndRemainder(dividingBy: groups)
-                let (channel, row) = channelRow.quotientAndRemainder(dividingBy: rows)
-                transformInputRow(padded, channel: channel, tileRow: firstRow + row, group: group, plan: plan,
-                                  into: v + channel * blockTiles + row * plan.tilesX, buffer: buffer)
+            for channel in range {
+                for row in 0..<rows {
+                    for group in 0..<groups {
+                        let valid = row == rows - 1 && group == groups - 1 ? lastValid : WinogradPlan.rowLanes
+                        transformInputRow(padded, channel: channel, tileRow: firstRow + row, group: group, valid: valid,
+                                          plan: plan, into: v + channel * blockTiles + row * plan.tilesX, buffer: buffer)
+                    }
+                }
             }
         }
         let tiles = rows * plan.tilesX
@@ -75,117 +82,35 @@ extension Convolution {
     // MARK: - Input
 
     /// `Bᵀ d B` for the 16 tiles of `group` in tile row `tileRow` of one channel, stored to
-    /// `v[ξ · vPlaneStride + group · 16 + lane]` (`v` points at this channel's and row's first tile).
+    /// `v[ξ · vPlaneStride + group · 16 + lane]` (`v` points at this channel's and row's first tile),
+    /// by the kernel family's `WinogradTiles.rowsInput`; only `valid` lanes are stored (16 may be given for
+    /// a partial group when the extra lanes land on tiles written after it).
     @inline(__always)
-    private func transformInputRow(_ padded: UnsafePointer<Float>, channel: Int, tileRow: Int, group: Int,
+    private func transformInputRow(_ padded: UnsafePointer<Float>, channel: Int, tileRow: Int, group: Int, valid: Int,
                                    plan: WinogradPlan, into v: UnsafeMutablePointer<Float>,
                                    buffer: UnsafeMutablePointer<Wide>) {
         let m = plan.transform.m
-        let alpha = m + 2
-        let alpha2 = alpha * alpha
         let pw = plan.paddedWidth
-        let first = plan.paddedHeight * pw * channel + tileRow * m * pw + group * WinogradPlan.rowLanes * m
-        let rowsOut = buffer + alpha2      // one row's 1-D transform, then V's values
-        for i in 0..<alpha {
-            // d[i][j] for j < α, lanes = tiles; then the 1-D transform along the row.
-            let row = UnsafeRawPointer(padded + first + i * pw)
-            let d = buffer + i * alpha
-            if m == 4 {
-                Self.split4(row, into: d)
-                Self.split4(row + 4 * MemoryLayout<Float>.stride, into: d + 4, count: 2)
-            } else {
-                Self.split2(row, into: d)
-                Self.split2(row + 2 * MemoryLayout<Float>.stride, into: d + 2)
-            }
-            WinogradTransform.inputColumn(m: m, d, 1, rowsOut + i * alpha, 1)
-        }
-        for j in 0..<alpha {
-            WinogradTransform.inputColumn(m: m, rowsOut + j, alpha, buffer + j, alpha)
-        }
-        let valid = min(WinogradPlan.rowLanes, plan.tilesX - group * WinogradPlan.rowLanes)
-        let planeStride = plan.vPlaneStride
-        let target = v + group * WinogradPlan.rowLanes
-        for xi in 0..<alpha2 {
-            Self.store(buffer[xi], to: target + xi * planeStride, count: valid)
-        }
-    }
-
-    /// The four columns (`x ≡ 0, 1, 2, 3 mod 4`) of 64 floats at `p`: 16 tiles' first four values;
-    /// only the first `count` are written.
-    @inline(__always)
-    static func split4(_ p: UnsafeRawPointer, into d: UnsafeMutablePointer<Wide>, count: Int = 4) {
-        let a = SIMD32(lowHalf: p.loadUnaligned(as: Wide.self), highHalf: p.loadUnaligned(fromByteOffset: 64, as: Wide.self))
-        let b = SIMD32(lowHalf: p.loadUnaligned(fromByteOffset: 128, as: Wide.self),
-                       highHalf: p.loadUnaligned(fromByteOffset: 192, as: Wide.self))
-        let even = SIMD32(lowHalf: a.evenHalf, highHalf: b.evenHalf)
-        let odd = SIMD32(lowHalf: a.oddHalf, highHalf: b.oddHalf)
-        d[0] = even.evenHalf
-        d[1] = odd.evenHalf
-        if count > 2 {
-            d[2] = even.oddHalf
-            d[3] = odd.oddHalf
-        }
-    }
-
-    /// The two columns (`x ≡ 0, 1 mod 2`) of 32 floats at `p`.
-    @inline(__always)
-    static func split2(_ p: UnsafeRawPointer, into d: UnsafeMutablePointer<Wide>) {
-        let a = SIMD32(lowHalf: p.loadUnaligned(as: Wide.self), highHalf: p.loadUnaligned(fromByteOffset: 64, as: Wide.self))
-        d[0] = a.evenHalf
-        d[1] = a.oddHalf
-    }
-
-    /// Stores the first `count` lanes of `x` at `p` (all 16 with one vector store).
-    @inline(__always)
-    static func store(_ x: Wide, to p: UnsafeMutablePointer<Float>, count: Int) {
-        if count == WinogradPlan.rowLanes {
-            UnsafeMutableRawPointer(p).storeBytes(of: x, as: Wide.self)
-        } else {
-            for lane in 0..<count { p[lane] = x[lane] }
-        }
+        let first = plan.paddedHeight * pw * channel + tileRow * m * pw + group * WinogradPlan.rowLanes
+        plan.kernels!.rowsInput(m, padded + first, pw, plan.phaseLength, v + group * WinogradPlan.rowLanes,
+                                plan.vPlaneStride, valid, UnsafeMutableRawPointer(buffer))
     }
 
     // MARK: - Output
 
     /// `Aᵀ M A` plus bias and activation for the 16 tiles of `group` in tile row `tileRow` of one
     /// filter, written to the output as `m` runs of up to 16·m floats; `mm` points at this filter's and
-    /// row's first tile in M (planes `mPlaneStride` apart).
+    /// row's first tile in M (planes `mPlaneStride` apart). By the family's `WinogradTiles.rowsOutput`.
     @inline(__always)
     private func transformOutputRow(_ mm: UnsafePointer<Float>, filter: Int, tileRow: Int, group: Int, plan: WinogradPlan,
                                     into output: UnsafeMutablePointer<Float>, buffer: UnsafeMutablePointer<Wide>) {
         let m = plan.transform.m
-        let alpha = m + 2
-        let alpha2 = alpha * alpha
         let (height, width) = (outputShape.height, outputShape.width)
         let tile0 = group * WinogradPlan.rowLanes
-        WinogradTransform.loadTile(m: m, mm + tile0, stride: plan.mPlaneStride, into: buffer)
-        WinogradTransform.outputTile(m: m, buffer)
-        let result = buffer
-        let bias = Wide(repeating: biases[filter])
-        for k in 0..<(m * m) { result[k] = activation(result[k] + bias) }
         let x0 = tile0 * m
         let count = min(WinogradPlan.rowLanes * m, width - x0)
-        let plane = output + filter * height * width + x0
-        let run = UnsafeMutableRawPointer(buffer + 2 * alpha2).assumingMemoryBound(to: Float.self)
-        for i in 0..<min(m, height - tileRow * m) {
-            let target = plane + (tileRow * m + i) * width
-            let full = count == WinogradPlan.rowLanes * m
-            let destination = full ? target : run
-            let raw = UnsafeMutableRawPointer(destination)
-            if m == 4 {
-                let even = Self.zip(result[i * 4], result[i * 4 + 2]), odd = Self.zip(result[i * 4 + 1], result[i * 4 + 3])
-                raw.storeBytes(of: Self.zip(even.lowHalf, odd.lowHalf), as: SIMD32<Float>.self)
-                raw.storeBytes(of: Self.zip(even.highHalf, odd.highHalf), toByteOffset: 128, as: SIMD32<Float>.self)
-            } else {
-                raw.storeBytes(of: Self.zip(result[i * 2], result[i * 2 + 1]), as: SIMD32<Float>.self)
-            }
-            if !full { target.update(from: run, count: count) }
-        }
-    }
-
-    /// `[a0, b0, a1, b1, …, a15, b15]` (lane permutations, written out so they compile to shuffles).
-    @inline(__always)
-    static func zip(_ a: Wide, _ b: Wide) -> SIMD32<Float> {
-        SIMD32<Float>(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3], a[4], b[4], a[5], b[5], a[6], b[6], a[7], b[7], a[8], b[8], a[9], b[9], a[10], b[10], a[11], b[11], a[12], b[12], a[13], b[13], a[14], b[14], a[15], b[15])
+        let target = output + filter * height * width + tileRow * m * width + x0
+        plan.kernels!.rowsOutput(m, mm + tile0, plan.mPlaneStride, biases[filter], activation.code, target, width,
+                                 min(m, height - tileRow * m), count, UnsafeMutableRawPointer(buffer))
     }
 }

@@ -18,12 +18,17 @@ extension Convolution {
         let lanes = WinogradPlan.lanes
         let groups = (tiles + lanes - 1) / lanes
         let bufferCount = plan.transformBufferCount
+        let m = plan.transform.m
+        let (pw, planeFloats, rows) = (plan.paddedWidth, plan.paddedHeight * plan.paddedWidth, GEMM.panelRows)
+        let kernels = plan.kernels!
+        let (offsets, targets) = (plan.tileOffsets!.pointer, plan.tileTargets!.pointer)
         Parallel.forWorkers(channels * groups, threads: threads) { worker, range in
-            let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount).assumingMemoryBound(to: Lane.self)
+            let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount)
             for index in range {
                 let (channel, group) = index.quotientAndRemainder(dividingBy: groups)
-                inputTiles(padded, channel: channel, group: group, plan: plan, buffer: buffer)
-                scatterTiles(buffer, channel: channel, group: group, plan: plan, into: v)
+                let first = group * lanes
+                kernels.tilesInput(m, padded + channel * planeFloats, pw, offsets + first, min(lanes, tiles - first),
+                                   v + channel * rows, plan.vPlaneStride, targets + first, buffer)
             }
         }
         let uBlocks = plan.uBlocks!.pointer
@@ -34,64 +39,23 @@ extension Convolution {
         }
         let output = io.output
         let filterGroups = (filters + Wide.scalarCount - 1) / Wide.scalarCount
-        Parallel.forWorkers(tiles * filterGroups, threads: threads) { worker, range in
-            let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount).assumingMemoryBound(to: Wide.self)
-            for index in range {
-                let (tile, group) = index.quotientAndRemainder(dividingBy: filterGroups)
-                transformOutputFilters(mm, tile: tile, filterGroup: group, plan: plan, into: output, buffer: buffer)
-            }
-        }
-    }
-
-    /// Writes the α² transformed values of the 8 tiles of `group` (lanes of `buffer[0 ..< α²]`) into
-    /// Vᵀ's panels for `channel`: tile t of ξ at `ξ·vPlaneStride + (t/6)·C·6 + channel·6 + t%6`.
-    @inline(__always)
-    private func scatterTiles(_ buffer: UnsafeMutablePointer<Lane>, channel: Int, group: Int, plan: WinogradPlan,
-                              into v: UnsafeMutablePointer<Float>) {
-        let alpha2 = plan.transform.alpha * plan.transform.alpha
-        let rows = GEMM.panelRows
-        let panelFloats = plan.inChannels * rows
-        let first = group * WinogradPlan.lanes
-        let count = min(WinogradPlan.lanes, plan.tiles - first)
-        var offsets = (0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &offsets) { raw in
-            let offset = raw.baseAddress!.assumingMemoryBound(to: Int.self)
-            for lane in 0..<count {
-                let (panel, row) = (first + lane).quotientAndRemainder(dividingBy: rows)
-                offset[lane] = panel * panelFloats + channel * rows + row
-            }
-            for xi in 0..<alpha2 {
-                let target = v + xi * plan.vPlaneStride
-                let values = buffer[xi]
-                for lane in 0..<count { target[offset[lane]] = values[lane] }
-            }
-        }
-    }
-
-    /// `Aᵀ M A` plus bias and activation of one tile for the 16 filters of `filterGroup`, written to
-    /// the output planes; Mᵀ is `[tile][ξ][filter]` (tiles `mTileStride` apart, ξ `mPlaneStride`).
-    @inline(__always)
-    private func transformOutputFilters(_ mm: UnsafePointer<Float>, tile: Int, filterGroup: Int, plan: WinogradPlan,
-                                        into output: UnsafeMutablePointer<Float>, buffer: UnsafeMutablePointer<Wide>) {
-        let m = plan.transform.m
         let (height, width) = (outputShape.height, outputShape.width)
-        let first = filterGroup * Wide.scalarCount
-        WinogradTransform.loadTile(m: m, mm + tile * plan.mTileStride + first, stride: plan.mPlaneStride, into: buffer)
-        WinogradTransform.outputTile(m: m, buffer)
-        let result = buffer
-        let count = min(Wide.scalarCount, filters - first)
-        var bias = Wide()
-        for lane in 0..<count { bias[lane] = biases[first + lane] }
-        for k in 0..<(m * m) { result[k] = activation(result[k] + bias) }
-        let (ty, tx) = tile.quotientAndRemainder(dividingBy: plan.tilesX)
-        let (y0, x0) = (ty * m, tx * m)
-        let plane = height * width
-        let origin = output + first * plane + y0 * width + x0
-        for i in 0..<min(m, height - y0) {
-            for j in 0..<min(m, width - x0) {
-                let values = result[i * m + j]
-                let target = origin + i * width + j
-                for lane in 0..<count { target[lane * plane] = values[lane] }
+        let (code, biases) = (activation.code, biases.pointer)
+        Parallel.forWorkers(tiles * filterGroups, threads: threads) { worker, range in
+            let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount)
+            for index in range {
+                // `Aᵀ M A` plus bias and activation of one tile for the 16 filters of `group`, written
+                // to the output planes; Mᵀ is `[tile][ξ][filter]`.
+                let (tile, group) = index.quotientAndRemainder(dividingBy: filterGroups)
+                let first: Int = group * Wide.scalarCount
+                let (ty, tx) = tile.quotientAndRemainder(dividingBy: plan.tilesX)
+                let (y0, x0): (Int, Int) = (ty * m, tx * m)
+                let source = UnsafePointer(mm + tile * plan.mTileStride + first)
+                let origin: UnsafeMutablePointer<Float> = output + first * height * width + y0 * width + x0
+                let count: Int = min(Wide.scalarCount, filters - first)
+                let (rows, columns): (Int, Int) = (min(m, height - y0), min(m, width - x0))
+                kernels.filtersOutput(m, source, plan.mPlaneStride, biases + first, count, code, origin, height * width,
+                                      width, rows, columns, buffer)
             }
         }
     }

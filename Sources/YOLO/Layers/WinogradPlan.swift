@@ -1,4 +1,5 @@
 import Foundation
+import YOLOKernels
 
 /// A Winograd convolution's geometry and transformed filters, built once at network build.
 struct WinogradPlan: Sendable {
@@ -47,6 +48,17 @@ struct WinogradPlan: Sendable {
     /// wider when `rowVectorized`, whose loads cover whole groups of 16 tiles).
     let paddedHeight: Int
     let paddedWidth: Int
+    /// With `rowVectorized`, a padded row is stored by phase: cell x at `(x mod m)·phaseLength + x / m`.
+    var phaseLength: Int { paddedWidth / transform.m }
+    /// The active family's Winograd transforms (compiled for its ISA), which the `rowVectorized` and
+    /// `transposed` paths run; read once here, not per tile.
+    let kernels: WinogradKernels?
+    /// With `transposed`, per tile (then zeros up to a multiple of `lanes`): where it starts in a
+    /// padded plane (`ty·m·paddedWidth + tx·m`; the padding lanes read tile 0), and where its values go
+    /// in Vᵀ's panels for channel 0 (`[ξ][tile panel][channel][panelRows]`: `(t / panelRows)·C·panelRows
+    /// + t % panelRows`; a channel adds `channel · panelRows`).
+    let tileOffsets: SharedBuffer<Int>?
+    let tileTargets: SharedBuffer<Int>?
 
     /// Tiles per SIMD group of the transforms.
     static let lanes = 8
@@ -77,9 +89,11 @@ struct WinogradPlan: Sendable {
         let perTile = alpha2 * (inChannels + filters)
         self.maxWorkers = max(1, maxWorkers)
         let family = KernelFamily.active
-        let rowVectorized = family.has(.winogradRows) && tilesX >= Self.rowTilesMinimum
+        self.kernels = family.winograd
+        let rowVectorized = family.has(.winogradRows) && family.winograd != nil && tilesX >= Self.rowTilesMinimum
         self.rowVectorized = rowVectorized
-        let transposed = family.has(.winogradTransposed) && !rowVectorized && tiles <= Self.transposedTilesMaximum
+        let transposed = family.has(.winogradTransposed) && family.winograd != nil && !rowVectorized
+            && tiles <= Self.transposedTilesMaximum
         self.transposed = transposed
         self.paddedFilters = (filters + GEMM.panelColumns - 1) / GEMM.panelColumns * GEMM.panelColumns
         if transposed {
@@ -120,9 +134,23 @@ struct WinogradPlan: Sendable {
         let panelRows = GEMM.panelRows
         self.vPlaneStride = transposed ? (tiles + panelRows - 1) / panelRows * panelRows * inChannels + 16
             : inChannels * blockTiles + 16
+        if transposed {
+            let count = (tiles + Self.lanes - 1) / Self.lanes * Self.lanes
+            let (tiles, tilesX, paddedWidth) = (tilesY * tilesX, tilesX, tilesX * m + 2)
+            self.tileOffsets = SharedBuffer<Int>(count: count) { offsets in
+                for t in 0..<count { offsets[t] = t < tiles ? (t / tilesX) * m * paddedWidth + (t % tilesX) * m : 0 }
+            }
+            self.tileTargets = SharedBuffer<Int>(count: count) { targets in
+                for t in 0..<count { targets[t] = (t / panelRows) * inChannels * panelRows + t % panelRows }
+            }
+        } else {
+            (self.tileOffsets, self.tileTargets) = (nil, nil)
+        }
         self.paddedHeight = tilesY * m + 2
         let groups = (tilesX + Self.rowLanes - 1) / Self.rowLanes
-        self.paddedWidth = rowVectorized ? groups * Self.rowLanes * m + m + 2 : tilesX * m + 2
+        // Row-vectorized plans keep each padded row split by phase (`phaseLength` floats per x mod m) so
+        // that one column of 16 adjacent tiles is one contiguous load; m phases of 16·groups + 2 cells.
+        self.paddedWidth = rowVectorized ? m * (groups * Self.rowLanes + 2) : tilesX * m + 2
         let workers = self.maxWorkers
         let transform1 = transform
         if transposed {

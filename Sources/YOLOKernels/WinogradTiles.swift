@@ -1,0 +1,247 @@
+/// The Winograd F(m×m, 3×3) tile transforms (m = 2 or 4) of the fast paths, written once here and
+/// compiled into each ISA kernel family (`YOLOKernelsAVX2`, `YOLOKernelsAVX512`) through that family's
+/// `WinogradKernels` entry points. Everything here is inlined into those entry points: the engine's
+/// own module is compiled for the baseline ISA (SSE2), where these vector loops ran on 128-bit
+/// registers with spills (they took as long as the products they feed on yolov4-tiny).
+///
+/// Interpolation points 0, ±1 (m = 2); 0, ±1, ±2 and ∞ (m = 4): input tile `Bᵀ d B` (α = m + 2),
+/// output tile `Aᵀ M A`. The matrices themselves (and the filter transform) live with the engine
+/// (`WinogradTransform`); these are the same 1-D transforms on vectors whose lanes are independent
+/// tiles or filters.
+public enum WinogradTiles {
+    public typealias Wide = SIMD16<Float>
+    public typealias Lane = SIMD8<Float>
+
+    // MARK: - 1-D transforms
+
+    /// Applies `Bᵀ` to the α vectors `d[0], d[stride], ...`, writing α vectors to `r[0], r[rStride], ...`.
+    @inlinable @inline(__always)
+    public static func inputColumn<V: SIMD>(m: Int, _ d: UnsafePointer<V>, _ stride: Int,
+                                            _ r: UnsafeMutablePointer<V>, _ rStride: Int) where V.Scalar == Float {
+        if m == 2 {
+            let d0 = d[0], d1 = d[stride], d2 = d[2 * stride], d3 = d[3 * stride]
+            r[0] = d0 - d2
+            r[rStride] = d1 + d2
+            r[2 * rStride] = d2 - d1
+            r[3 * rStride] = d1 - d3
+        } else {
+            let d0 = d[0], d1 = d[stride], d2 = d[2 * stride], d3 = d[3 * stride], d4 = d[4 * stride], d5 = d[5 * stride]
+            let a = d4 - 4 * d2, b = d3 - 4 * d1    // for rows 1 and 2
+            let c = d4 - d2, e = 2 * (d3 - d1)       // for rows 3 and 4
+            r[0] = 4 * d0 - 5 * d2 + d4
+            r[rStride] = a + b
+            r[2 * rStride] = a - b
+            r[3 * rStride] = c + e
+            r[4 * rStride] = c - e
+            r[5 * rStride] = 4 * d1 - 5 * d3 + d5
+        }
+    }
+
+    /// Applies `Aᵀ` to the α vectors `s[0], s[stride], ...`, writing m vectors to `o[0], o[oStride], ...`.
+    @inlinable @inline(__always)
+    public static func outputColumn<V: SIMD>(m: Int, _ s: UnsafePointer<V>, _ stride: Int,
+                                             _ o: UnsafeMutablePointer<V>, _ oStride: Int) where V.Scalar == Float {
+        if m == 2 {
+            let s0 = s[0], s1 = s[stride], s2 = s[2 * stride], s3 = s[3 * stride]
+            o[0] = s0 + s1 + s2
+            o[oStride] = s1 - s2 - s3
+        } else {
+            let s0 = s[0], s1 = s[stride], s2 = s[2 * stride], s3 = s[3 * stride], s4 = s[4 * stride], s5 = s[5 * stride]
+            let p12 = s1 + s2, m12 = s1 - s2, p34 = s3 + s4, m34 = s3 - s4
+            o[0] = s0 + p12 + p34
+            o[oStride] = m12 + 2 * m34
+            o[2 * oStride] = p12 + 4 * p34
+            o[3 * oStride] = m12 + 8 * m34 + s5
+        }
+    }
+
+    /// Loads the α² vectors of one group of tiles or filters from M (`p` at ξ = 0, planes `stride`
+    /// floats apart) into `buffer[0 ..< α²]`.
+    @inlinable @inline(__always)
+    public static func loadTile<V: SIMD>(m: Int, _ p: UnsafePointer<Float>, stride: Int, into buffer: UnsafeMutablePointer<V>)
+        where V.Scalar == Float {
+        for xi in 0..<((m + 2) * (m + 2)) { buffer[xi] = UnsafeRawPointer(p + xi * stride).loadUnaligned(as: V.self) }
+    }
+
+    /// `Aᵀ M A` for the α×α values at `buffer[0 ..< α²]` (row-major, lanes = independent tiles or
+    /// filters), using `buffer[α² ..< 2α²]` as scratch; leaves the m×m result at `buffer[0 ..< m²]`.
+    @inlinable @inline(__always)
+    public static func outputTile<V: SIMD>(m: Int, _ buffer: UnsafeMutablePointer<V>) where V.Scalar == Float {
+        let alpha = m + 2
+        let temp = buffer + alpha * alpha   // Aᵀ M: m×α
+        for j in 0..<alpha { outputColumn(m: m, buffer + j, alpha, temp + j, alpha) }
+        for i in 0..<m { outputColumn(m: m, temp + i * alpha, 1, buffer + i * m, 1) }
+    }
+
+    // MARK: - Rows of 16 tiles (the engine's `rowVectorized` plans)
+
+    /// `Bᵀ d B` for 16 horizontally adjacent tiles of one channel. The padded input's rows (`pw` floats
+    /// apart) are stored by phase: cell x at `(x mod m)·phase + x / m`; `source` is the first tile row's
+    /// cell for the group's first tile in phase 0, so column j of the 16 tiles is the 16 floats at
+    /// `source + (j mod m)·phase + j / m`. Value ξ of tile `t` goes to `target[ξ · planeStride + t]`
+    /// for `t < valid`. `buffer`: 2α² vectors.
+    @inlinable @inline(__always)
+    public static func rowsInput(m: Int, source: UnsafePointer<Float>, pw: Int, phase: Int, target: UnsafeMutablePointer<Float>,
+                                 planeStride: Int, valid: Int, buffer: UnsafeMutablePointer<Wide>) {
+        let alpha = m + 2
+        let alpha2 = alpha * alpha
+        let rowsOut = buffer + alpha2      // one row's 1-D transform, then V's values
+        for i in 0..<alpha {
+            // d[i][j] for j < α, lanes = tiles; then the 1-D transform along the row.
+            let row = source + i * pw
+            let d = buffer + i * alpha
+            for j in 0..<alpha {
+                d[j] = UnsafeRawPointer(row + (j % m) * phase + j / m).loadUnaligned(as: Wide.self)
+            }
+            inputColumn(m: m, UnsafePointer(d), 1, rowsOut + i * alpha, 1)
+        }
+        for j in 0..<alpha {
+            inputColumn(m: m, UnsafePointer(rowsOut + j), alpha, buffer + j, alpha)
+        }
+        for xi in 0..<alpha2 {
+            store(buffer[xi], to: target + xi * planeStride, count: valid)
+        }
+    }
+
+    /// `Aᵀ M A` plus `bias` and the activation for 16 horizontally adjacent tiles of one filter
+    /// (`mm` at the first tile in M, planes `planeStride` apart), written to the output as `rows`
+    /// runs of `count` floats (`target` at the first run, runs `width` apart). `buffer`: 2α² + 4 vectors.
+    @inlinable @inline(__always)
+    public static func rowsOutput(m: Int, mm: UnsafePointer<Float>, planeStride: Int, bias: Float, activation: Activation,
+                                  target: UnsafeMutablePointer<Float>, width: Int, rows: Int, count: Int,
+                                  buffer: UnsafeMutablePointer<Wide>) {
+        let alpha2 = (m + 2) * (m + 2)
+        loadTile(m: m, mm, stride: planeStride, into: buffer)
+        outputTile(m: m, buffer)
+        let result = buffer
+        let biasVector = Wide(repeating: bias)
+        for k in 0..<(m * m) { result[k] = activation(result[k] + biasVector) }
+        let full = count == 16 * m
+        let run = UnsafeMutableRawPointer(buffer + 2 * alpha2).assumingMemoryBound(to: Float.self)
+        for i in 0..<rows {
+            let rowTarget = target + i * width
+            let raw = UnsafeMutableRawPointer(full ? rowTarget : run)
+            if m == 4 {
+                let even = zip(result[i * 4], result[i * 4 + 2]), odd = zip(result[i * 4 + 1], result[i * 4 + 3])
+                raw.storeBytes(of: zip(even.lowHalf, odd.lowHalf), as: SIMD32<Float>.self)
+                raw.storeBytes(of: zip(even.highHalf, odd.highHalf), toByteOffset: 128, as: SIMD32<Float>.self)
+            } else {
+                raw.storeBytes(of: zip(result[i * 2], result[i * 2 + 1]), as: SIMD32<Float>.self)
+            }
+            if !full { rowTarget.update(from: run, count: count) }
+        }
+    }
+
+    /// Stores the first `count` lanes of `x` at `p` (all 16 with one vector store).
+    @inlinable @inline(__always)
+    public static func store(_ x: Wide, to p: UnsafeMutablePointer<Float>, count: Int) {
+        if count == 16 {
+            UnsafeMutableRawPointer(p).storeBytes(of: x, as: Wide.self)
+        } else {
+            for lane in 0..<count { p[lane] = x[lane] }
+        }
+    }
+
+    /// `[a0, b0, a1, b1, …, a15, b15]` (lane permutations, written out so they compile to shuffles).
+    @inlinable @inline(__always)
+    public static func zip(_ a: Wide, _ b: Wide) -> SIMD32<Float> {
+        SIMD32<Float>(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3], a[4], b[4], a[5], b[5], a[6], b[6], a[7], b[7],
+                      a[8], b[8], a[9], b[9], a[10], b[10], a[11], b[11], a[12], b[12], a[13], b[13], a[14], b[14],
+                      a[15], b[15])
+    }
+
+    // MARK: - Transposed products (the engine's `transposed` plans)
+
+    /// `Bᵀ d B` for 8 tiles of one channel: tile `lane` starts at `plane + offsets[lane]` (the padded
+    /// input; rows `pw` apart); value ξ of tile `lane` goes to `v[ξ · planeStride + targets[lane]]`
+    /// for `lane < count`. `buffer`: 2α² vectors.
+    @inlinable @inline(__always)
+    public static func tilesInput(m: Int, plane: UnsafePointer<Float>, pw: Int, offsets: UnsafePointer<Int>, count: Int,
+                                  v: UnsafeMutablePointer<Float>, planeStride: Int, targets: UnsafePointer<Int>,
+                                  buffer: UnsafeMutablePointer<Lane>) {
+        let alpha = m + 2
+        let alpha2 = alpha * alpha
+        let tile = buffer                  // d[i][j], lanes = tiles
+        let temp = buffer + alpha2         // Bᵀ d
+        let (o0, o1, o2, o3) = (offsets[0], offsets[1], offsets[2], offsets[3])
+        let (o4, o5, o6, o7) = (offsets[4], offsets[5], offsets[6], offsets[7])
+        for i in 0..<alpha {
+            for j in 0..<alpha {
+                let p = plane + i * pw + j
+                tile[i * alpha + j] = Lane(p[o0], p[o1], p[o2], p[o3], p[o4], p[o5], p[o6], p[o7])
+            }
+        }
+        for j in 0..<alpha {
+            inputColumn(m: m, UnsafePointer(tile + j), alpha, temp + j, alpha)
+        }
+        for i in 0..<alpha {
+            inputColumn(m: m, UnsafePointer(temp + i * alpha), 1, tile + i * alpha, 1)
+        }
+        for xi in 0..<alpha2 {
+            let target = v + xi * planeStride
+            let values = tile[xi]
+            for lane in 0..<count { target[targets[lane]] = values[lane] }
+        }
+    }
+
+    /// `Aᵀ M A` plus bias and the activation for one tile and `count` (≤ 16) adjacent filters: `mm` at
+    /// the first filter's ξ = 0 value in Mᵀ (ξ `planeStride` apart), `biases` theirs; filter `lane`'s
+    /// `rows × columns` output values go to `origin + lane · plane` (rows `width` apart).
+    /// `buffer`: 2α² vectors.
+    @inlinable @inline(__always)
+    public static func filtersOutput(m: Int, mm: UnsafePointer<Float>, planeStride: Int, biases: UnsafePointer<Float>,
+                                     count: Int, activation: Activation, origin: UnsafeMutablePointer<Float>, plane: Int,
+                                     width: Int, rows: Int, columns: Int, buffer: UnsafeMutablePointer<Wide>) {
+        loadTile(m: m, mm, stride: planeStride, into: buffer)
+        outputTile(m: m, buffer)
+        let result = buffer
+        var bias = Wide()
+        if count == 16 {
+            bias = UnsafeRawPointer(biases).loadUnaligned(as: Wide.self)
+        } else {
+            for lane in 0..<count { bias[lane] = biases[lane] }
+        }
+        for k in 0..<(m * m) { result[k] = activation(result[k] + bias) }
+        for i in 0..<rows {
+            for j in 0..<columns {
+                let values = result[i * m + j]
+                let target = origin + i * width + j
+                for lane in 0..<count { target[lane * plane] = values[lane] }
+            }
+        }
+    }
+}
+
+/// A kernel family's Winograd transform entry points (`WinogradTiles` compiled for its ISA). Plain C
+/// function pointers with C-representable arguments, like `TileKernel`: nothing generic crosses from
+/// an ISA module into baseline code. `m` is 2 or 4; `buffer` is the caller's scratch (64-byte aligned,
+/// sizes as `WinogradTiles` states); activations travel as `Activation.code`.
+public struct WinogradKernels: Sendable {
+    /// `WinogradTiles.rowsInput`: `(m, source, pw, phase, target, planeStride, valid, buffer)`.
+    public typealias RowsInput = @convention(c) (
+        Int, UnsafePointer<Float>, Int, Int, UnsafeMutablePointer<Float>, Int, Int, UnsafeMutableRawPointer) -> Void
+    /// `WinogradTiles.rowsOutput`: `(m, mm, planeStride, bias, activationCode, target, width, rows, count, buffer)`.
+    public typealias RowsOutput = @convention(c) (
+        Int, UnsafePointer<Float>, Int, Float, Int, UnsafeMutablePointer<Float>, Int, Int, Int, UnsafeMutableRawPointer) -> Void
+    /// `WinogradTiles.tilesInput`: `(m, plane, pw, offsets, count, v, planeStride, targets, buffer)`.
+    public typealias TilesInput = @convention(c) (
+        Int, UnsafePointer<Float>, Int, UnsafePointer<Int>, Int, UnsafeMutablePointer<Float>, Int, UnsafePointer<Int>,
+        UnsafeMutableRawPointer) -> Void
+    /// `WinogradTiles.filtersOutput`:
+    /// `(m, mm, planeStride, biases, count, activationCode, origin, plane, width, rows, columns, buffer)`.
+    public typealias FiltersOutput = @convention(c) (
+        Int, UnsafePointer<Float>, Int, UnsafePointer<Float>, Int, Int, UnsafeMutablePointer<Float>, Int, Int, Int, Int,
+        UnsafeMutableRawPointer) -> Void
+
+    public let rowsInput: RowsInput
+    public let rowsOutput: RowsOutput
+    public let tilesInput: TilesInput
+    public let filtersOutput: FiltersOutput
+
+    public init(rowsInput: RowsInput, rowsOutput: RowsOutput, tilesInput: TilesInput, filtersOutput: FiltersOutput) {
+        self.rowsInput = rowsInput
+        self.rowsOutput = rowsOutput
+        self.tilesInput = tilesInput
+        self.filtersOutput = filtersOutput
+    }
+}

@@ -75,6 +75,23 @@ enum Im2col {
             if firstX > 0 { destination.update(repeating: 0, count: firstX) }
             if stride == 1 {
                 (destination + firstX).update(from: source + firstX + kx - padding, count: endX - firstX)
+            } else if stride == 2 {
+                // 8 outputs are the even lanes of 16 consecutive inputs (two shuffles per 8 on SSE);
+                // the loads stay inside the input row. A scalar gather here was most of layers 0 and 1
+                // of yolov4-tiny outside the products.
+                var ox = firstX
+                var ix = firstX * 2 + kx - padding
+                while ox + 8 <= endX && ix + 16 <= width {
+                    let run = UnsafeRawPointer(source + ix).loadUnaligned(as: SIMD16<Float>.self)
+                    UnsafeMutableRawPointer(destination + ox).storeBytes(of: run.evenHalf, as: SIMD8<Float>.self)
+                    ox += 8
+                    ix += 16
+                }
+                while ox < endX {
+                    destination[ox] = source[ix]
+                    ox += 1
+                    ix += 2
+                }
             } else {
                 var ix = firstX * stride + kx - padding
                 for ox in firstX..<endX {

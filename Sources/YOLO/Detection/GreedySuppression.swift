@@ -17,9 +17,12 @@ struct GreedySuppression {
     private var next: [Int32] = []
     private var members: [Int32] = []
     private var large: [Int32] = []
-    /// Per box: the last query that compared it (a survivor in several cells is compared once).
+    /// Per candidate: the last query that compared it (a survivor in several cells is compared once).
     private var seen: [Int32]
     private var query: Int32 = 0
+    /// The candidates' boxes in `order`'s order: the grid works on positions in `order`, so its memory
+    /// is proportional to the candidates of this call, not to every box (per-class suppression calls
+    /// this once per class with the same boxes).
     private let boxes: [Rect]
     /// nil: IoU; else DIoU with this beta (`Suppression.distanceIoU`).
     private let beta: Double?
@@ -33,17 +36,19 @@ struct GreedySuppression {
         guard !order.isEmpty else { return [] }
         var beta: Double? = nil
         if case .distanceIoU(let b) = kind { beta = Double(b) }
-        var grid = GreedySuppression(order, boxes: boxes, beta: beta)
-        return order.map { candidate in
+        var grid = GreedySuppression(order.map { boxes[$0] }, beta: beta)
+        return order.indices.map { candidate in
             guard !grid.anySurvivor(overlapping: candidate, above: limit) else { return false }
             grid.insert(candidate)
             return true
         }
     }
 
-    private init(_ order: [Int], boxes: [Rect], beta: Double?) {
+    /// `boxes`: the candidates, best first.
+    private init(_ boxes: [Rect], beta: Double?) {
         self.boxes = boxes
         self.beta = beta
+        let order = boxes.indices
         // The grid spans the candidates' centres; cells are about the size of a typical box (the median
         // of a sample), and there are at most about 4 per candidate (and 2^20 in all).
         var (x0, x1, y0, y1) = (Double.infinity, -Double.infinity, Double.infinity, -Double.infinity)

@@ -85,6 +85,7 @@ struct Eval: ParsableCommand, KernelSelecting {
     }
 
     func run() throws {
+        try checkPathsBeforeTheRun()
         let truth = try COCOAnnotations(contentsOf: annotations)
         let report: EvalReport
         if images != nil {
@@ -101,5 +102,26 @@ struct Eval: ParsableCommand, KernelSelecting {
         print(format == .json ? report.json(perClass: perClass) : report.text(perClass: perClass))
         if report.run?.interrupted == true { throw ExitCode(130) }
         if let run = report.run, run.failed > 0 { throw ExitCode.failure }  // like `yolo detect`: scripts notice
+    }
+
+    /// A model run takes minutes: a missing image folder (every image would be skipped, one warning each)
+    /// or a results file that cannot be written (found only at the end) is one error before it starts.
+    private func checkPathsBeforeTheRun() throws {
+        guard let images else { return }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: images, isDirectory: &isDirectory) else {
+            throw YOLOError.fileNotFound(path: images)
+        }
+        guard isDirectory.boolValue else { throw YOLOError.invalidArgument("--images \(images): not a folder") }
+        if let results {
+            let folder = (results as NSString).deletingLastPathComponent
+            let parent = folder.isEmpty ? "." : folder
+            guard FileManager.default.fileExists(atPath: parent, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw YOLOError.invalidArgument("--results \(results): folder \(parent) does not exist")
+            }
+            guard FileManager.default.isWritableFile(atPath: parent) else {
+                throw YOLOError.invalidArgument("--results \(results): folder \(parent) is not writable")
+            }
+        }
     }
 }

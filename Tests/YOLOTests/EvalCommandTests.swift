@@ -55,4 +55,22 @@ import Testing
             #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
         }
     }
+
+    /// A model run takes minutes, so paths that cannot work stop it before the model is loaded, with the
+    /// path named (not one "skipped" warning per image, nor a failure to write after the whole run).
+    @Test func unusableImageFolderOrResultsPathFailsBeforeTheRun() throws {
+        let folder = EvalFixtures.temporaryFolder()
+        try Data("x".utf8).write(to: URL(fileURLWithPath: folder + "/file"))
+        let cases: [(arguments: [String], names: String)] = [
+            (["--images", folder + "/no-such-folder"], folder + "/no-such-folder"),
+            (["--images", folder + "/file"], folder + "/file"),
+            (["--images", folder, "--results", folder + "/missing/out.json"], folder + "/missing"),
+        ]
+        for (arguments, names) in cases {
+            let run = try runYOLO(["eval", "--annotations", Self.crowd.annotations] + arguments)
+            #expect(run.status == 1, "\(arguments)")
+            #expect(run.stderr.hasPrefix("yolo: error: ") && run.stderr.contains(names), "\(run.stderr)")
+            #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
+        }
+    }
 }

@@ -55,6 +55,54 @@ public enum WinogradTiles {
         }
     }
 
+    /// `Bᵀ` on one column of values in registers: d0 … d5 (m = 4) or d0 … d3 (m = 2: d4 and d5 are
+    /// ignored, results 4 and 5 are zero). The same arithmetic as `inputColumn`.
+    @inlinable @inline(__always)
+    public static func inputTransform<V: SIMD>(m: Int, _ d0: V, _ d1: V, _ d2: V, _ d3: V, _ d4: V, _ d5: V)
+        -> (V, V, V, V, V, V) where V.Scalar == Float {
+        if m == 2 { return (d0 - d2, d1 + d2, d2 - d1, d1 - d3, V(), V()) }
+        let a = d4 - 4 * d2, b = d3 - 4 * d1
+        let c = d4 - d2, e = 2 * (d3 - d1)
+        return (4 * d0 - 5 * d2 + d4, a + b, a - b, c + e, c - e, 4 * d1 - 5 * d3 + d5)
+    }
+
+    /// `Aᵀ` on one column of values in registers: s0 … s5 (m = 4) or s0 … s3 (m = 2: results 2 and 3
+    /// are zero). The same arithmetic as `outputColumn`.
+    @inlinable @inline(__always)
+    public static func outputTransform<V: SIMD>(m: Int, _ s0: V, _ s1: V, _ s2: V, _ s3: V, _ s4: V, _ s5: V)
+        -> (V, V, V, V) where V.Scalar == Float {
+        if m == 2 { return (s0 + s1 + s2, s1 - s2 - s3, V(), V()) }
+        let p12 = s1 + s2, m12 = s1 - s2, p34 = s3 + s4, m34 = s3 - s4
+        return (s0 + p12 + p34, m12 + 2 * m34, p12 + 4 * p34, m12 + 8 * m34 + s5)
+    }
+
+    /// `Aᵀ M` for the α columns of M whose value ξ = i·α + j is `value(ξ)`: leaves the m×α result at
+    /// `temp` (row-major).
+    @inlinable @inline(__always)
+    public static func outputRows<V: SIMD>(m: Int, _ value: (Int) -> V, into temp: UnsafeMutablePointer<V>)
+        where V.Scalar == Float {
+        let alpha = m + 2
+        for j in 0..<alpha {
+            let o = outputTransform(m: m, value(j), value(alpha + j), value(2 * alpha + j), value(3 * alpha + j),
+                                    m == 4 ? value(4 * alpha + j) : V(), m == 4 ? value(5 * alpha + j) : V())
+            temp[j] = o.0
+            temp[alpha + j] = o.1
+            if m == 4 {
+                temp[2 * alpha + j] = o.2
+                temp[3 * alpha + j] = o.3
+            }
+        }
+    }
+
+    /// Row `i` of the output tile from `outputRows`' result: `Aᵀ` along it, plus `bias`, activated.
+    @inlinable @inline(__always)
+    public static func outputRow<V: SIMD>(m: Int, _ i: Int, _ temp: UnsafePointer<V>, bias: V, activation: Activation)
+        -> (V, V, V, V) where V.Scalar == Float {
+        let t = temp + i * (m + 2)
+        let y = outputTransform(m: m, t[0], t[1], t[2], t[3], m == 4 ? t[4] : V(), m == 4 ? t[5] : V())
+        return (activation(y.0 + bias), activation(y.1 + bias), activation(y.2 + bias), activation(y.3 + bias))
+    }
+
     /// Loads the α² vectors of one group of tiles or filters from M (`p` at ξ = 0, planes `stride`
     /// floats apart) into `buffer[0 ..< α²]`.
     @inlinable @inline(__always)
@@ -84,22 +132,36 @@ public enum WinogradTiles {
     public static func rowsInput(m: Int, source: UnsafePointer<Float>, pw: Int, phase: Int, target: UnsafeMutablePointer<Float>,
                                  planeStride: Int, valid: Int, buffer: UnsafeMutablePointer<Wide>) {
         let alpha = m + 2
-        let alpha2 = alpha * alpha
-        let rowsOut = buffer + alpha2      // one row's 1-D transform, then V's values
+        let rows = buffer      // d B, row by row (α² vectors)
         for i in 0..<alpha {
-            // d[i][j] for j < α, lanes = tiles; then the 1-D transform along the row.
             let row = source + i * pw
-            let d = buffer + i * alpha
-            for j in 0..<alpha {
-                d[j] = UnsafeRawPointer(row + (j % m) * phase + j / m).loadUnaligned(as: Wide.self)
+            @inline(__always) func load(_ j: Int) -> Wide {
+                UnsafeRawPointer(row + (j % m) * phase + j / m).loadUnaligned(as: Wide.self)
             }
-            inputColumn(m: m, UnsafePointer(d), 1, rowsOut + i * alpha, 1)
+            let r = inputTransform(m: m, load(0), load(1), load(2), load(3), m == 4 ? load(4) : Wide(), m == 4 ? load(5) : Wide())
+            let o = rows + i * alpha
+            o[0] = r.0
+            o[1] = r.1
+            o[2] = r.2
+            o[3] = r.3
+            if m == 4 {
+                o[4] = r.4
+                o[5] = r.5
+            }
         }
+        // Bᵀ along each column j gives V's values ξ = l·α + j, stored as they come.
         for j in 0..<alpha {
-            inputColumn(m: m, UnsafePointer(rowsOut + j), alpha, buffer + j, alpha)
-        }
-        for xi in 0..<alpha2 {
-            store(buffer[xi], to: target + xi * planeStride, count: valid)
+            let c = rows + j
+            let r = inputTransform(m: m, c[0], c[alpha], c[2 * alpha], c[3 * alpha],
+                                   m == 4 ? c[4 * alpha] : Wide(), m == 4 ? c[5 * alpha] : Wide())
+            store(r.0, to: target + j * planeStride, count: valid)
+            store(r.1, to: target + (alpha + j) * planeStride, count: valid)
+            store(r.2, to: target + (2 * alpha + j) * planeStride, count: valid)
+            store(r.3, to: target + (3 * alpha + j) * planeStride, count: valid)
+            if m == 4 {
+                store(r.4, to: target + (4 * alpha + j) * planeStride, count: valid)
+                store(r.5, to: target + (5 * alpha + j) * planeStride, count: valid)
+            }
         }
     }
 
@@ -110,23 +172,21 @@ public enum WinogradTiles {
     public static func rowsOutput(m: Int, mm: UnsafePointer<Float>, planeStride: Int, bias: Float, activation: Activation,
                                   target: UnsafeMutablePointer<Float>, width: Int, rows: Int, count: Int,
                                   buffer: UnsafeMutablePointer<Wide>) {
-        let alpha2 = (m + 2) * (m + 2)
-        loadTile(m: m, mm, stride: planeStride, into: buffer)
-        outputTile(m: m, buffer)
-        let result = buffer
+        let temp = buffer
+        outputRows(m: m, { UnsafeRawPointer(mm + $0 * planeStride).loadUnaligned(as: Wide.self) }, into: temp)
         let biasVector = Wide(repeating: bias)
-        for k in 0..<(m * m) { result[k] = activation(result[k] + biasVector) }
         let full = count == 16 * m
-        let run = UnsafeMutableRawPointer(buffer + 2 * alpha2).assumingMemoryBound(to: Float.self)
+        let run = UnsafeMutableRawPointer(buffer + 2 * (m + 2) * (m + 2)).assumingMemoryBound(to: Float.self)
         for i in 0..<rows {
+            let y = outputRow(m: m, i, UnsafePointer(temp), bias: biasVector, activation: activation)
             let rowTarget = target + i * width
             let raw = UnsafeMutableRawPointer(full ? rowTarget : run)
             if m == 4 {
-                let even = zip(result[i * 4], result[i * 4 + 2]), odd = zip(result[i * 4 + 1], result[i * 4 + 3])
+                let even = zip(y.0, y.2), odd = zip(y.1, y.3)
                 raw.storeBytes(of: zip(even.lowHalf, odd.lowHalf), as: SIMD32<Float>.self)
                 raw.storeBytes(of: zip(even.highHalf, odd.highHalf), toByteOffset: 128, as: SIMD32<Float>.self)
             } else {
-                raw.storeBytes(of: zip(result[i * 2], result[i * 2 + 1]), as: SIMD32<Float>.self)
+                raw.storeBytes(of: zip(y.0, y.1), as: SIMD32<Float>.self)
             }
             if !full { rowTarget.update(from: run, count: count) }
         }
@@ -177,10 +237,18 @@ public enum WinogradTiles {
         for i in 0..<alpha {
             inputColumn(m: m, UnsafePointer(temp + i * alpha), 1, tile + i * alpha, 1)
         }
+        // Targets in registers (stores to V could alias them as far as the compiler knows).
+        let (t0, t1, t2, t3) = (targets[0], targets[1], targets[2], targets[3])
+        let (t4, t5, t6, t7) = (targets[4], targets[5], targets[6], targets[7])
         for xi in 0..<alpha2 {
             let target = v + xi * planeStride
             let values = tile[xi]
-            for lane in 0..<count { target[targets[lane]] = values[lane] }
+            if count == 8 {
+                target[t0] = values[0]; target[t1] = values[1]; target[t2] = values[2]; target[t3] = values[3]
+                target[t4] = values[4]; target[t5] = values[5]; target[t6] = values[6]; target[t7] = values[7]
+            } else {
+                for lane in 0..<count { target[targets[lane]] = values[lane] }
+            }
         }
     }
 
@@ -192,21 +260,25 @@ public enum WinogradTiles {
     public static func filtersOutput(m: Int, mm: UnsafePointer<Float>, planeStride: Int, biases: UnsafePointer<Float>,
                                      count: Int, activation: Activation, origin: UnsafeMutablePointer<Float>, plane: Int,
                                      width: Int, rows: Int, columns: Int, buffer: UnsafeMutablePointer<Wide>) {
-        loadTile(m: m, mm, stride: planeStride, into: buffer)
-        outputTile(m: m, buffer)
-        let result = buffer
+        let temp = buffer
+        outputRows(m: m, { UnsafeRawPointer(mm + $0 * planeStride).loadUnaligned(as: Wide.self) }, into: temp)
         var bias = Wide()
         if count == 16 {
             bias = UnsafeRawPointer(biases).loadUnaligned(as: Wide.self)
         } else {
             for lane in 0..<count { bias[lane] = biases[lane] }
         }
-        for k in 0..<(m * m) { result[k] = activation(result[k] + bias) }
+        @inline(__always) func scatter(_ values: Wide, _ target: UnsafeMutablePointer<Float>) {
+            for lane in 0..<count { target[lane * plane] = values[lane] }
+        }
         for i in 0..<rows {
-            for j in 0..<columns {
-                let values = result[i * m + j]
-                let target = origin + i * width + j
-                for lane in 0..<count { target[lane * plane] = values[lane] }
+            let y = outputRow(m: m, i, UnsafePointer(temp), bias: bias, activation: activation)
+            let row = origin + i * width
+            scatter(y.0, row)
+            if columns > 1 { scatter(y.1, row + 1) }
+            if m == 4 {
+                if columns > 2 { scatter(y.2, row + 2) }
+                if columns > 3 { scatter(y.3, row + 3) }
             }
         }
     }

@@ -48,6 +48,10 @@ let convolutionCases: [ConvolutionCase] = [
     .init(channels: 3, height: 13, width: 13, filters: 4, size: 3, stride: 1, padding: 1, activation: .leaky),
     .init(channels: 5, height: 7, width: 9, filters: 3, size: 3, stride: 1, padding: 1, activation: .linear),
     .init(channels: 2, height: 8, width: 5, filters: 6, size: 3, stride: 2, padding: 1, activation: .relu),
+    // Stride 2 on rows wide enough for im2col's 8-at-a-time path, with odd widths and scalar tails.
+    .init(channels: 3, height: 9, width: 41, filters: 5, size: 3, stride: 2, padding: 1, activation: .leaky),
+    .init(channels: 2, height: 6, width: 36, filters: 3, size: 3, stride: 2, padding: 0, activation: .linear),
+    .init(channels: 2, height: 5, width: 35, filters: 4, size: 1, stride: 2, padding: 0, activation: .leaky),
     .init(channels: 4, height: 9, width: 11, filters: 5, size: 1, stride: 1, padding: 0, activation: .leaky),
     .init(channels: 3, height: 6, width: 6, filters: 2, size: 1, stride: 2, padding: 0, activation: .logistic),
     .init(channels: 1, height: 5, width: 7, filters: 3, size: 5, stride: 1, padding: 2, activation: .leaky),

@@ -116,23 +116,51 @@ extension Convolution {
         let (height, width) = (inputShape.height, inputShape.width)
         let (pw, m, phase) = (plan.paddedWidth, plan.transform.m, plan.phaseLength)
         let plane = padded + c * plan.paddedHeight * pw
-        plane.update(repeating: 0, count: plan.paddedHeight * pw)
         let source = input + c * height * width
+        plane.update(repeating: 0, count: pw)                         // the top padding row
         for y in 0..<height {
             let row = plane + (y + 1) * pw
             let values = source + y * width
-            // Input x sits at padded x + 1.
-            for r in 0..<m {
-                let target = row + r * phase
-                var x = (r + m - 1) % m      // first input x with (x + 1) mod m == r
-                var index = (x + 1) / m
-                while x < width {
-                    target[index] = values[x]
-                    x += m
-                    index += 1
+            // Padded x = input x + 1. Cells before the first value of each phase (only phase 0's
+            // index 0, the left padding) and after its last are zero.
+            var x = 0
+            if m == 4 {
+                // 16 values from an x with (x + 1) mod 4 == 0 are 4 values of each phase.
+                while x < min(3, width) { row[((x + 1) % 4) * phase + (x + 1) / 4] = values[x]; x += 1 }
+                while x + 16 <= width {
+                    let run = UnsafeRawPointer(values + x).loadUnaligned(as: SIMD16<Float>.self)
+                    let (even, odd) = (run.evenHalf, run.oddHalf)
+                    let index = (x + 1) / 4
+                    UnsafeMutableRawPointer(row + index).storeBytes(of: even.evenHalf, as: SIMD4<Float>.self)
+                    UnsafeMutableRawPointer(row + phase + index).storeBytes(of: odd.evenHalf, as: SIMD4<Float>.self)
+                    UnsafeMutableRawPointer(row + 2 * phase + index).storeBytes(of: even.oddHalf, as: SIMD4<Float>.self)
+                    UnsafeMutableRawPointer(row + 3 * phase + index).storeBytes(of: odd.oddHalf, as: SIMD4<Float>.self)
+                    x += 16
+                }
+            } else {
+                while x < min(1, width) { row[((x + 1) % 2) * phase + (x + 1) / 2] = values[x]; x += 1 }
+                while x + 16 <= width {
+                    let run = UnsafeRawPointer(values + x).loadUnaligned(as: SIMD16<Float>.self)
+                    let index = (x + 1) / 2
+                    UnsafeMutableRawPointer(row + index).storeBytes(of: run.evenHalf, as: SIMD8<Float>.self)
+                    UnsafeMutableRawPointer(row + phase + index).storeBytes(of: run.oddHalf, as: SIMD8<Float>.self)
+                    x += 16
                 }
             }
+            while x < width {
+                row[((x + 1) % m) * phase + (x + 1) / m] = values[x]
+                x += 1
+            }
+            row[0] = 0
+            for r in 0..<m {
+                // Phase r holds padded cells r, r + m, …: the ones up to `width` are written.
+                let written = r <= width ? (width - r) / m + 1 : 0
+                let first = r == 0 ? max(written, 1) : written
+                (row + r * phase + first).update(repeating: 0, count: phase - first)
+            }
         }
+        let filled = (height + 1) * pw
+        (plane + filled).update(repeating: 0, count: plan.paddedHeight * pw - filled)
     }
 
     /// `Bᵀ d B` for the 8 tiles of `group` in one channel, stored to `v[ξ · vPlaneStride]`

@@ -84,4 +84,59 @@ import Testing
         #expect(heads[0].maxAbsDifference(try Tensor.readNumPy(folder + "skimage_coffee.conv_15.npy")) < 1e-3)
         #expect(heads[1].maxAbsDifference(try Tensor.readNumPy(folder + "skimage_coffee.conv_22.npy")) < 1e-3)
     }
+
+    /// Routes share memory (`Workspace.routeAliases`) on the small network of darknet's features (route
+    /// groups, SPP's views and four-way concatenation, a route over a distant layer): every view sits on its
+    /// source's channels, every source placed in a concatenation sits on its part, and no two outputs that
+    /// are alive at the same time overlap unless one lies inside the other by such an alias.
+    @Test func routeAliasesPlaceSourcesOnTheirParts() throws {
+        let folder = TestPaths.fixtures + "/darknet-features/"
+        let network = try Network(model: try Model(cfg: folder + "features.cfg", weights: folder + "features.weights"))
+        let layers = network.layers
+        let skipped = [Bool](repeating: false, count: layers.count)
+        let aliases = Workspace.routeAliases(layers, skipped: skipped)
+        #expect(aliases.compactMap { $0 }.count >= 6, "views and in-place sources: \(aliases)")
+        for keeping in [nil, Set(network.headIndices)] {
+            let (offsets, total) = Workspace.place(layers, keeping: keeping, skipped: skipped)
+            var routesChecked = 0
+            for (index, layer) in layers.enumerated() {
+                guard let route = layer as? Route else { continue }
+                var prefix = 0
+                for (k, source) in route.inputs.enumerated() {
+                    let part = route.inputShapes[k].count / route.groups
+                    if aliases[source] != nil && aliases[source]!.parent == index || aliases[index]?.parent == source {
+                        #expect(offsets[source] + route.groupIndex * part == offsets[index] + prefix, "route \(index), source \(source)")
+                        routesChecked += 1
+                    }
+                    prefix += part
+                }
+            }
+            #expect(routesChecked >= 6)
+            // Every output inside the arena; outputs alive together overlap only along alias chains.
+            var lastUse = Array(layers.indices)
+            for (index, layer) in layers.enumerated() {
+                for source in layer.inputs where source >= 0 { lastUse[source] = max(lastUse[source], index) }
+            }
+            for index in keeping ?? [] { lastUse[index] = layers.count }
+            if keeping == nil { lastUse = lastUse.map { _ in layers.count } }
+            func related(_ a: Int, _ b: Int) -> Bool {
+                func chain(_ x: Int) -> Set<Int> {
+                    var seen: Set<Int> = [x]
+                    var current = x
+                    while let alias = aliases[current] { current = alias.parent; seen.insert(current) }
+                    return seen
+                }
+                return !chain(a).isDisjoint(with: chain(b))
+            }
+            for a in layers.indices {
+                let sizeA = layers[a].outputShape.count
+                #expect(offsets[a] >= 0 && offsets[a] + sizeA <= total)
+                for b in layers.indices where b > a && b <= lastUse[a] && !related(a, b) {
+                    let sizeB = layers[b].outputShape.count
+                    let disjoint = offsets[a] + sizeA <= offsets[b] || offsets[b] + sizeB <= offsets[a]
+                    #expect(disjoint, "layers \(a) and \(b) overlap while both are alive")
+                }
+            }
+        }
+    }
 }

@@ -25,11 +25,14 @@
 
     public var algorithm: String { "copy" }
 
+    /// Copies each part into place, except parts already there: the workspace lets a route be a view of
+    /// its one source, and lets sources write straight into the route's output (`Workspace.routeAliases`).
     public func forward(_ io: LayerIO) {
         var destination = io.output
         for (k, shape) in inputShapes.enumerated() {
             let part = shape.count / groups
-            (destination).update(from: io.inputs[k] + groupIndex * part, count: part)
+            let source = io.inputs[k] + groupIndex * part
+            if source != UnsafePointer(destination) { destination.update(from: source, count: part) }
             destination += part
         }
     }

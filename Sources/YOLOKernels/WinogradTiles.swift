@@ -212,13 +212,13 @@ public enum WinogradTiles {
 
     // MARK: - Transposed products (the engine's `transposed` plans)
 
-    /// `Bᵀ d B` for 8 tiles of one channel: tile `lane` starts at `plane + offsets[lane]` (the padded
-    /// input; rows `pw` apart); value ξ of tile `lane` goes to `v[ξ · planeStride + targets[lane]]`
-    /// for `lane < count`. `buffer`: 2α² vectors.
+    /// `Bᵀ d B` for up to 6 tiles of one channel (a panel of the transposed products): tile `lane` starts
+    /// at `plane + offsets[lane]` (the padded input; rows `pw` apart; 8 offsets, lanes 6 and 7 and those
+    /// past `count` read some valid tile); value ξ of tile `lane` goes to `v[ξ · planeStride + lane]` for
+    /// `lane < count`, as one run. `buffer`: 2α² vectors.
     @inlinable @inline(__always)
     public static func tilesInput(m: Int, plane: UnsafePointer<Float>, pw: Int, offsets: UnsafePointer<Int>, count: Int,
-                                  v: UnsafeMutablePointer<Float>, planeStride: Int, targets: UnsafePointer<Int>,
-                                  buffer: UnsafeMutablePointer<Lane>) {
+                                  v: UnsafeMutablePointer<Float>, planeStride: Int, buffer: UnsafeMutablePointer<Lane>) {
         let alpha = m + 2
         let alpha2 = alpha * alpha
         let tile = buffer                  // d[i][j], lanes = tiles
@@ -237,17 +237,15 @@ public enum WinogradTiles {
         for i in 0..<alpha {
             inputColumn(m: m, UnsafePointer(temp + i * alpha), 1, tile + i * alpha, 1)
         }
-        // Targets in registers (stores to V could alias them as far as the compiler knows).
-        let (t0, t1, t2, t3) = (targets[0], targets[1], targets[2], targets[3])
-        let (t4, t5, t6, t7) = (targets[4], targets[5], targets[6], targets[7])
         for xi in 0..<alpha2 {
-            let target = v + xi * planeStride
+            let target = UnsafeMutableRawPointer(v + xi * planeStride)
             let values = tile[xi]
-            if count == 8 {
-                target[t0] = values[0]; target[t1] = values[1]; target[t2] = values[2]; target[t3] = values[3]
-                target[t4] = values[4]; target[t5] = values[5]; target[t6] = values[6]; target[t7] = values[7]
+            if count == 6 {
+                target.storeBytes(of: values.lowHalf, as: SIMD4<Float>.self)
+                target.storeBytes(of: SIMD2(values[4], values[5]), toByteOffset: 16, as: SIMD2<Float>.self)
             } else {
-                for lane in 0..<count { target[targets[lane]] = values[lane] }
+                let floats = target.assumingMemoryBound(to: Float.self)
+                for lane in 0..<count { floats[lane] = values[lane] }
             }
         }
     }
@@ -295,9 +293,9 @@ public struct WinogradKernels: Sendable {
     /// `WinogradTiles.rowsOutput`: `(m, mm, planeStride, bias, activationCode, target, width, rows, count, buffer)`.
     public typealias RowsOutput = @convention(c) (
         Int, UnsafePointer<Float>, Int, Float, Int, UnsafeMutablePointer<Float>, Int, Int, Int, UnsafeMutableRawPointer) -> Void
-    /// `WinogradTiles.tilesInput`: `(m, plane, pw, offsets, count, v, planeStride, targets, buffer)`.
+    /// `WinogradTiles.tilesInput`: `(m, plane, pw, offsets, count, v, planeStride, buffer)`.
     public typealias TilesInput = @convention(c) (
-        Int, UnsafePointer<Float>, Int, UnsafePointer<Int>, Int, UnsafeMutablePointer<Float>, Int, UnsafePointer<Int>,
+        Int, UnsafePointer<Float>, Int, UnsafePointer<Int>, Int, UnsafeMutablePointer<Float>, Int,
         UnsafeMutableRawPointer) -> Void
     /// `WinogradTiles.filtersOutput`:
     /// `(m, mm, planeStride, biases, count, activationCode, origin, plane, width, rows, columns, buffer)`.

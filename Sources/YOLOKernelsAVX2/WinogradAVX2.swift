@@ -36,15 +36,15 @@ public func avx2WinogradRowsOutput(_ m: Int, _ mm: UnsafePointer<Float>, _ plane
 /// `WinogradKernels.TilesInput`.
 public func avx2WinogradTilesInput(_ m: Int, _ plane: UnsafePointer<Float>, _ pw: Int, _ offsets: UnsafePointer<Int>,
                                  _ count: Int, _ v: UnsafeMutablePointer<Float>, _ planeStride: Int,
-                                 _ targets: UnsafePointer<Int>, _ buffer: UnsafeMutableRawPointer) {
+                                 _ buffer: UnsafeMutableRawPointer) {
     #if arch(x86_64)
     let lanes = buffer.assumingMemoryBound(to: WinogradTiles.Lane.self)
     if m == 4 {
         WinogradTiles.tilesInput(m: 4, plane: plane, pw: pw, offsets: offsets, count: count, v: v, planeStride: planeStride,
-                                 targets: targets, buffer: lanes)
+                                 buffer: lanes)
     } else {
         WinogradTiles.tilesInput(m: 2, plane: plane, pw: pw, offsets: offsets, count: count, v: v, planeStride: planeStride,
-                                 targets: targets, buffer: lanes)
+                                 buffer: lanes)
     }
     #endif
 }

@@ -2,7 +2,8 @@
 /// `Mᵀ[tile][filter] = Vᵀ[tile][channel] · Uᵀ[channel][filter]`, with the tiles on the kernel's 6-row
 /// side (49 tiles fill 9 panels, 91 %, where one 64-tile column block would be 77 % used) and the
 /// filters on its 64-column side, read block by block from `uBlocks` as one stream. The input
-/// transform scatters each tile's α² values into Vᵀ's panels (`[ξ][tile panel][channel][6]`); the
+/// transform works on the 6 tiles of one panel and stores each of their α² values as a run of 6 floats in
+/// Vᵀ's panels (`[ξ][tile panel][channel][6]`); the
 /// products store Mᵀ tile by tile (`[tile][ξ][filter]`), and the output transform works on 16 filters
 /// of one tile at a time (its α² rows in one small region) and writes each value to its filter's plane. Same transforms as the 8-lane path, so the same rounding.
 
@@ -16,19 +17,20 @@ extension Convolution {
         let mm = v + alpha2 * plan.vPlaneStride
         let (channels, tiles) = (plan.inChannels, plan.tiles)
         let lanes = WinogradPlan.lanes
-        let groups = (tiles + lanes - 1) / lanes
-        let bufferCount = plan.transformBufferCount
         let m = plan.transform.m
         let (pw, planeFloats, rows) = (plan.paddedWidth, plan.paddedHeight * plan.paddedWidth, GEMM.panelRows)
+        let panels = (tiles + rows - 1) / rows
+        let bufferCount = plan.transformBufferCount
         let kernels = plan.kernels!
-        let (offsets, targets) = (plan.tileOffsets!.pointer, plan.tileTargets!.pointer)
-        Parallel.forWorkers(channels * groups, threads: threads) { worker, range in
+        let offsets = plan.tileOffsets!.pointer
+        Parallel.forWorkers(channels * panels, threads: threads) { worker, range in
             let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount)
             for index in range {
-                let (channel, group) = index.quotientAndRemainder(dividingBy: groups)
-                let first = group * lanes
-                kernels.tilesInput(m, padded + channel * planeFloats, pw, offsets + first, min(lanes, tiles - first),
-                                   v + channel * rows, plan.vPlaneStride, targets + first, buffer)
+                // The 6 tiles of one panel of one channel: their values for ξ go to one run of 6 floats.
+                let (channel, panel) = index.quotientAndRemainder(dividingBy: panels)
+                kernels.tilesInput(m, padded + channel * planeFloats, pw, offsets + panel * lanes,
+                                   min(rows, tiles - panel * rows), v + (panel * channels + channel) * rows,
+                                   plan.vPlaneStride, buffer)
             }
         }
         let uBlocks = plan.uBlocks!.pointer

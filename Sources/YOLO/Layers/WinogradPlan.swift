@@ -53,12 +53,11 @@ struct WinogradPlan: Sendable {
     /// The active family's Winograd transforms (compiled for its ISA), which the `rowVectorized` and
     /// `transposed` paths run; read once here, not per tile.
     let kernels: WinogradKernels?
-    /// With `transposed`, per tile (then zeros up to a multiple of `lanes`): where it starts in a
-    /// padded plane (`ty·m·paddedWidth + tx·m`; the padding lanes read tile 0), and where its values go
-    /// in Vᵀ's panels for channel 0 (`[ξ][tile panel][channel][panelRows]`: `(t / panelRows)·C·panelRows
-    /// + t % panelRows`; a channel adds `channel · panelRows`).
+    /// With `transposed`, `lanes` entries per panel of `panelRows` (6) tiles: where each of the panel's
+    /// tiles starts in a padded plane (`ty·m·paddedWidth + tx·m`); lanes past the panel or the last
+    /// tile read tile 0. The input transform then stores each ξ of a panel's tiles as one run of 6
+    /// floats in Vᵀ (`[ξ][tile panel][channel][6]`).
     let tileOffsets: SharedBuffer<Int>?
-    let tileTargets: SharedBuffer<Int>?
 
     /// Tiles per SIMD group of the transforms.
     static let lanes = 8
@@ -92,8 +91,8 @@ struct WinogradPlan: Sendable {
         self.kernels = family.winograd
         let rowVectorized = family.has(.winogradRows) && family.winograd != nil && tilesX >= Self.rowTilesMinimum
         self.rowVectorized = rowVectorized
-        let transposed = family.has(.winogradTransposed) && family.winograd != nil && !rowVectorized
-            && tiles <= Self.transposedTilesMaximum
+        let transposed = family.has(.winogradTransposed) && family.winograd != nil && family.tileRows == 6
+            && !rowVectorized && tiles <= Self.transposedTilesMaximum
         self.transposed = transposed
         self.paddedFilters = (filters + GEMM.panelColumns - 1) / GEMM.panelColumns * GEMM.panelColumns
         if transposed {
@@ -135,16 +134,18 @@ struct WinogradPlan: Sendable {
         self.vPlaneStride = transposed ? (tiles + panelRows - 1) / panelRows * panelRows * inChannels + 16
             : inChannels * blockTiles + 16
         if transposed {
-            let count = (tiles + Self.lanes - 1) / Self.lanes * Self.lanes
+            let panels = (tiles + panelRows - 1) / panelRows
             let (tiles, tilesX, paddedWidth) = (tilesY * tilesX, tilesX, tilesX * m + 2)
-            self.tileOffsets = SharedBuffer<Int>(count: count) { offsets in
-                for t in 0..<count { offsets[t] = t < tiles ? (t / tilesX) * m * paddedWidth + (t % tilesX) * m : 0 }
-            }
-            self.tileTargets = SharedBuffer<Int>(count: count) { targets in
-                for t in 0..<count { targets[t] = (t / panelRows) * inChannels * panelRows + t % panelRows }
+            self.tileOffsets = SharedBuffer<Int>(count: panels * Self.lanes) { offsets in
+                for panel in 0..<panels {
+                    for lane in 0..<panelRows {
+                        let t = panel * panelRows + lane
+                        if t < tiles { offsets[panel * Self.lanes + lane] = (t / tilesX) * m * paddedWidth + (t % tilesX) * m }
+                    }
+                }
             }
         } else {
-            (self.tileOffsets, self.tileTargets) = (nil, nil)
+            self.tileOffsets = nil
         }
         self.paddedHeight = tilesY * m + 2
         let groups = (tilesX + Self.rowLanes - 1) / Self.rowLanes

@@ -212,17 +212,14 @@ public enum WinogradTiles {
 
     // MARK: - Transposed products (the engine's `transposed` plans)
 
-    /// `Bᵀ d B` for up to 6 tiles of one channel (a panel of the transposed products): tile `lane` starts
-    /// at `plane + offsets[lane]` (the padded input; rows `pw` apart; 8 offsets, lanes 6 and 7 and those
-    /// past `count` read some valid tile); value ξ of tile `lane` goes to `v[ξ · planeStride + lane]` for
-    /// `lane < count`, as one run. `buffer`: 2α² vectors.
+    /// `Bᵀ d B` for 8 tiles of one channel, lanes = tiles: tile `lane` starts at `plane + offsets[lane]`
+    /// (rows `pw` apart); leaves the α² values in `buffer[0 ..< α²]`, using `buffer[α² ..< 2α²]`.
     @inlinable @inline(__always)
-    public static func tilesInput(m: Int, plane: UnsafePointer<Float>, pw: Int, offsets: UnsafePointer<Int>, count: Int,
-                                  v: UnsafeMutablePointer<Float>, planeStride: Int, buffer: UnsafeMutablePointer<Lane>) {
+    public static func inputTiles8(m: Int, plane: UnsafePointer<Float>, pw: Int, offsets: UnsafePointer<Int>,
+                                   buffer: UnsafeMutablePointer<Lane>) {
         let alpha = m + 2
-        let alpha2 = alpha * alpha
-        let tile = buffer                  // d[i][j], lanes = tiles
-        let temp = buffer + alpha2         // Bᵀ d
+        let tile = buffer                  // d[i][j]
+        let temp = buffer + alpha * alpha  // Bᵀ d
         let (o0, o1, o2, o3) = (offsets[0], offsets[1], offsets[2], offsets[3])
         let (o4, o5, o6, o7) = (offsets[4], offsets[5], offsets[6], offsets[7])
         for i in 0..<alpha {
@@ -237,6 +234,19 @@ public enum WinogradTiles {
         for i in 0..<alpha {
             inputColumn(m: m, UnsafePointer(temp + i * alpha), 1, tile + i * alpha, 1)
         }
+    }
+
+
+    /// `Bᵀ d B` for up to 6 tiles of one channel (a panel of the transposed products): tile `lane` starts
+    /// at `plane + offsets[lane]` (the padded input; rows `pw` apart; 8 offsets, lanes 6 and 7 and those
+    /// past `count` read some valid tile); value ξ of tile `lane` goes to `v[ξ · planeStride + lane]` for
+    /// `lane < count`, as one run. `buffer`: 2α² vectors.
+    @inlinable @inline(__always)
+    public static func tilesInput(m: Int, plane: UnsafePointer<Float>, pw: Int, offsets: UnsafePointer<Int>, count: Int,
+                                  v: UnsafeMutablePointer<Float>, planeStride: Int, buffer: UnsafeMutablePointer<Lane>) {
+        let alpha2 = (m + 2) * (m + 2)
+        let tile = buffer
+        inputTiles8(m: m, plane: plane, pw: pw, offsets: offsets, buffer: buffer)
         for xi in 0..<alpha2 {
             let target = UnsafeMutableRawPointer(v + xi * planeStride)
             let values = tile[xi]

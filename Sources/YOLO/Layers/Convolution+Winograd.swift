@@ -1,3 +1,5 @@
+import YOLOKernels
+
 /// Winograd F(m×m, 3×3) for 3×3, stride-1, padding-1 convolutions.
 ///
 /// The output is cut into m×m tiles (`tilesY × tilesX`, the last row/column may overhang). Per input
@@ -181,13 +183,10 @@ extension Convolution {
     func inputTiles(_ padded: UnsafePointer<Float>, channel: Int, group: Int, plan: WinogradPlan,
                     buffer: UnsafeMutablePointer<Lane>) {
         let m = plan.transform.m
-        let alpha = m + 2
-        let alpha2 = alpha * alpha
+        let alpha2 = (m + 2) * (m + 2)
         let lanes = WinogradPlan.lanes
         let pw = plan.paddedWidth
         let plane = padded + channel * plan.paddedHeight * pw
-        let tile = buffer                  // d[i][j], lanes = tiles
-        let temp = buffer + alpha2         // Bᵀ d
         // Offsets live in plain scalar memory: written lane by lane into a SIMD8<Int> they were
         // reloaded as a vector, which stalls on store forwarding (28 % of this function).
         let offsets = UnsafeMutableRawPointer(buffer + 2 * alpha2).assumingMemoryBound(to: Int.self)
@@ -200,20 +199,7 @@ extension Convolution {
             tx += 1
             if tx == plan.tilesX { tx = 0; ty += 1 }
         }
-        let (o0, o1, o2, o3) = (offsets[0], offsets[1], offsets[2], offsets[3])
-        let (o4, o5, o6, o7) = (offsets[4], offsets[5], offsets[6], offsets[7])
-        for i in 0..<alpha {
-            for j in 0..<alpha {
-                let p = plane + i * pw + j
-                tile[i * alpha + j] = Lane(p[o0], p[o1], p[o2], p[o3], p[o4], p[o5], p[o6], p[o7])
-            }
-        }
-        for j in 0..<alpha {
-            WinogradTransform.inputColumn(m: m, tile + j, alpha, temp + j, alpha)
-        }
-        for i in 0..<alpha {
-            WinogradTransform.inputColumn(m: m, temp + i * alpha, 1, tile + i * alpha, 1)
-        }
+        WinogradTiles.inputTiles8(m: m, plane: plane, pw: pw, offsets: offsets, buffer: buffer)
     }
 
     /// `Aᵀ M A` plus bias and activation for the 8 tiles of `group` of one filter, written to the

@@ -82,7 +82,7 @@ fuzz-mutate: model
 SANITIZED = -c release -Xswiftc -enable-testing --scratch-path .build/$(1) --sanitize=$(2)
 asan: weights calibration
 	$(SWIFT) build --build-tests $(call SANITIZED,asan,address)
-	$(SWIFT) test --skip-build $(call SANITIZED,asan,address)
+	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp $(SWIFT) test --skip-build $(call SANITIZED,asan,address)
 tsan: weights calibration
 	$(SWIFT) build --build-tests $(call SANITIZED,tsan,thread)
 	$(SWIFT) test --skip-build $(call SANITIZED,tsan,thread)

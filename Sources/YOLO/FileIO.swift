@@ -14,7 +14,21 @@ import Synchronization
             throw YOLOError.unreadableFile(path: path, reason: "is a directory")
         }
         do {
+            // A file that reports size 0 (empty, or generated like /proc's) is read through FileHandle:
+            // `Data(contentsOf:)` reads such files in chunks and leaks a 4 KB buffer when there is nothing
+            // to read (FoundationEssentials in Swift 6.3; AddressSanitizer's leak check found it through
+            // the empty-image tests).
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
+            if size == 0 {
+                guard let handle = FileHandle(forReadingAtPath: path) else {
+                    throw YOLOError.unreadableFile(path: path, reason: "cannot open")
+                }
+                defer { try? handle.close() }
+                return handle.readDataToEndOfFile()
+            }
             return try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe)
+        } catch let error as YOLOError {
+            throw error
         } catch {
             throw YOLOError.unreadableFile(path: path, reason: (error as NSError).localizedDescription)
         }

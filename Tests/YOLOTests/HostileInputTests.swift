@@ -312,6 +312,17 @@ import Testing
         #expect(names == ["out.png", ".out.png.\(getpid()).99.tmp", ".other.png.\(finished.processIdentifier).1234.tmp"])
     }
 
+    /// Files that report size 0 go through FileHandle (Foundation's `Data(contentsOf:)` leaks on them): an
+    /// empty file reads as empty, a generated one (procfs) with its content, a folder is an error.
+    @Test func sizeZeroFilesReadWholly() throws {
+        let folder = TestPaths.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(FileManager.default.createFile(atPath: folder + "/empty", contents: nil))
+        #expect(try FileIO.read(folder + "/empty").isEmpty)
+        #expect(try FileIO.readText("/proc/self/status").contains("VmRSS"))
+        #expect(throws: YOLOError.self) { try FileIO.read(folder) }
+    }
+
     /// Ctrl-C while `detect --save` writes a large PNG removes the temporary file and exits 130.
     @Test(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)")) func interruptedSaveLeavesNothing() throws {
         let folder = TestPaths.temporaryFolder()

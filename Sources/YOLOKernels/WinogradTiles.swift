@@ -14,49 +14,40 @@ public enum WinogradTiles {
 
     // MARK: - 1-D transforms
 
-    /// Applies `Bᵀ` to the α vectors `d[0], d[stride], ...`, writing α vectors to `r[0], r[rStride], ...`.
+    /// Applies `Bᵀ` to the α vectors `d[0], d[stride], ...`, writing α vectors to `r[0], r[rStride], ...`
+    /// (`inputTransform` on vectors in memory).
     @inlinable @inline(__always)
     public static func inputColumn<V: SIMD>(m: Int, _ d: UnsafePointer<V>, _ stride: Int,
                                             _ r: UnsafeMutablePointer<V>, _ rStride: Int) where V.Scalar == Float {
-        if m == 2 {
-            let d0 = d[0], d1 = d[stride], d2 = d[2 * stride], d3 = d[3 * stride]
-            r[0] = d0 - d2
-            r[rStride] = d1 + d2
-            r[2 * rStride] = d2 - d1
-            r[3 * rStride] = d1 - d3
-        } else {
-            let d0 = d[0], d1 = d[stride], d2 = d[2 * stride], d3 = d[3 * stride], d4 = d[4 * stride], d5 = d[5 * stride]
-            let a = d4 - 4 * d2, b = d3 - 4 * d1    // for rows 1 and 2
-            let c = d4 - d2, e = 2 * (d3 - d1)       // for rows 3 and 4
-            r[0] = 4 * d0 - 5 * d2 + d4
-            r[rStride] = a + b
-            r[2 * rStride] = a - b
-            r[3 * rStride] = c + e
-            r[4 * rStride] = c - e
-            r[5 * rStride] = 4 * d1 - 5 * d3 + d5
+        let t = inputTransform(m: m, d[0], d[stride], d[2 * stride], d[3 * stride],
+                               m == 4 ? d[4 * stride] : V(), m == 4 ? d[5 * stride] : V())
+        r[0] = t.0
+        r[rStride] = t.1
+        r[2 * rStride] = t.2
+        r[3 * rStride] = t.3
+        if m == 4 {
+            r[4 * rStride] = t.4
+            r[5 * rStride] = t.5
         }
     }
 
-    /// Applies `Aᵀ` to the α vectors `s[0], s[stride], ...`, writing m vectors to `o[0], o[oStride], ...`.
+    /// Applies `Aᵀ` to the α vectors `s[0], s[stride], ...`, writing m vectors to `o[0], o[oStride], ...`
+    /// (`outputTransform` on vectors in memory).
     @inlinable @inline(__always)
     public static func outputColumn<V: SIMD>(m: Int, _ s: UnsafePointer<V>, _ stride: Int,
                                              _ o: UnsafeMutablePointer<V>, _ oStride: Int) where V.Scalar == Float {
-        if m == 2 {
-            let s0 = s[0], s1 = s[stride], s2 = s[2 * stride], s3 = s[3 * stride]
-            o[0] = s0 + s1 + s2
-            o[oStride] = s1 - s2 - s3
-        } else {
-            let s0 = s[0], s1 = s[stride], s2 = s[2 * stride], s3 = s[3 * stride], s4 = s[4 * stride], s5 = s[5 * stride]
-            let p12 = s1 + s2, m12 = s1 - s2, p34 = s3 + s4, m34 = s3 - s4
-            o[0] = s0 + p12 + p34
-            o[oStride] = m12 + 2 * m34
-            o[2 * oStride] = p12 + 4 * p34
-            o[3 * oStride] = m12 + 8 * m34 + s5
+        let t = outputTransform(m: m, s[0], s[stride], s[2 * stride], s[3 * stride],
+                                m == 4 ? s[4 * stride] : V(), m == 4 ? s[5 * stride] : V())
+        o[0] = t.0
+        o[oStride] = t.1
+        if m == 4 {
+            o[2 * oStride] = t.2
+            o[3 * oStride] = t.3
         }
     }
 
     /// `Bᵀ` on one column of values in registers: d0 … d5 (m = 4) or d0 … d3 (m = 2: d4 and d5 are
-    /// ignored, results 4 and 5 are zero). The same arithmetic as `inputColumn`.
+    /// ignored, results 4 and 5 are zero). The one place the input transform's arithmetic is written.
     @inlinable @inline(__always)
     public static func inputTransform<V: SIMD>(m: Int, _ d0: V, _ d1: V, _ d2: V, _ d3: V, _ d4: V, _ d5: V)
         -> (V, V, V, V, V, V) where V.Scalar == Float {
@@ -67,7 +58,7 @@ public enum WinogradTiles {
     }
 
     /// `Aᵀ` on one column of values in registers: s0 … s5 (m = 4) or s0 … s3 (m = 2: results 2 and 3
-    /// are zero). The same arithmetic as `outputColumn`.
+    /// are zero). The one place the output transform's arithmetic is written.
     @inlinable @inline(__always)
     public static func outputTransform<V: SIMD>(m: Int, _ s0: V, _ s1: V, _ s2: V, _ s3: V, _ s4: V, _ s5: V)
         -> (V, V, V, V) where V.Scalar == Float {
@@ -288,6 +279,70 @@ public enum WinogradTiles {
                 if columns > 2 { scatter(y.2, row + 2) }
                 if columns > 3 { scatter(y.3, row + 3) }
             }
+        }
+    }
+}
+
+extension WinogradTiles {
+    // MARK: - Entry-point bodies
+
+    /// The bodies of a family's `WinogradKernels` entry points, with `WinogradKernels`' arguments: each fixes
+    /// m (2 or 4) as a constant, so the transforms unroll. An ISA target's entry points call these and
+    /// nothing else; being inlined, they compile for that target's ISA.
+    @inlinable @inline(__always)
+    public static func rowsInputEntry(_ m: Int, _ source: UnsafePointer<Float>, _ pw: Int, _ phase: Int,
+                                      _ target: UnsafeMutablePointer<Float>, _ planeStride: Int, _ valid: Int,
+                                      _ buffer: UnsafeMutableRawPointer) {
+        let wide = buffer.assumingMemoryBound(to: Wide.self)
+        if m == 4 {
+            rowsInput(m: 4, source: source, pw: pw, phase: phase, target: target, planeStride: planeStride, valid: valid,
+                      buffer: wide)
+        } else {
+            rowsInput(m: 2, source: source, pw: pw, phase: phase, target: target, planeStride: planeStride, valid: valid,
+                      buffer: wide)
+        }
+    }
+
+    @inlinable @inline(__always)
+    public static func rowsOutputEntry(_ m: Int, _ mm: UnsafePointer<Float>, _ planeStride: Int, _ bias: Float, _ code: Int,
+                                       _ target: UnsafeMutablePointer<Float>, _ width: Int, _ rows: Int, _ count: Int,
+                                       _ buffer: UnsafeMutableRawPointer) {
+        let wide = buffer.assumingMemoryBound(to: Wide.self)
+        let activation = Activation(code: code)
+        if m == 4 {
+            rowsOutput(m: 4, mm: mm, planeStride: planeStride, bias: bias, activation: activation, target: target,
+                       width: width, rows: rows, count: count, buffer: wide)
+        } else {
+            rowsOutput(m: 2, mm: mm, planeStride: planeStride, bias: bias, activation: activation, target: target,
+                       width: width, rows: rows, count: count, buffer: wide)
+        }
+    }
+
+    @inlinable @inline(__always)
+    public static func tilesInputEntry(_ m: Int, _ plane: UnsafePointer<Float>, _ pw: Int, _ offsets: UnsafePointer<Int>,
+                                       _ count: Int, _ v: UnsafeMutablePointer<Float>, _ planeStride: Int,
+                                       _ buffer: UnsafeMutableRawPointer) {
+        let lanes = buffer.assumingMemoryBound(to: Lane.self)
+        if m == 4 {
+            tilesInput(m: 4, plane: plane, pw: pw, offsets: offsets, count: count, v: v, planeStride: planeStride, buffer: lanes)
+        } else {
+            tilesInput(m: 2, plane: plane, pw: pw, offsets: offsets, count: count, v: v, planeStride: planeStride, buffer: lanes)
+        }
+    }
+
+    @inlinable @inline(__always)
+    public static func filtersOutputEntry(_ m: Int, _ mm: UnsafePointer<Float>, _ planeStride: Int,
+                                          _ biases: UnsafePointer<Float>, _ count: Int, _ code: Int,
+                                          _ origin: UnsafeMutablePointer<Float>, _ plane: Int, _ width: Int, _ rows: Int,
+                                          _ columns: Int, _ buffer: UnsafeMutableRawPointer) {
+        let wide = buffer.assumingMemoryBound(to: Wide.self)
+        let activation = Activation(code: code)
+        if m == 4 {
+            filtersOutput(m: 4, mm: mm, planeStride: planeStride, biases: biases, count: count, activation: activation,
+                          origin: origin, plane: plane, width: width, rows: rows, columns: columns, buffer: wide)
+        } else {
+            filtersOutput(m: 2, mm: mm, planeStride: planeStride, biases: biases, count: count, activation: activation,
+                          origin: origin, plane: plane, width: width, rows: rows, columns: columns, buffer: wide)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+import YOLOKernels
 @_spi(Engine) @testable import YOLO
 
 /// The transform matrices and the hand-written vector transforms, against the 1-D definition.
@@ -29,8 +30,8 @@ import Testing
         var r = [SIMD8<Float>](repeating: .zero, count: t.alpha)
         var o = [SIMD8<Float>](repeating: .zero, count: m)
         d.withUnsafeBufferPointer { source in
-            r.withUnsafeMutableBufferPointer { WinogradTransform.inputColumn(m: m, source.baseAddress!, 1, $0.baseAddress!, 1) }
-            o.withUnsafeMutableBufferPointer { WinogradTransform.outputColumn(m: m, source.baseAddress!, 1, $0.baseAddress!, 1) }
+            r.withUnsafeMutableBufferPointer { WinogradTiles.inputColumn(m: m, source.baseAddress!, 1, $0.baseAddress!, 1) }
+            o.withUnsafeMutableBufferPointer { WinogradTiles.outputColumn(m: m, source.baseAddress!, 1, $0.baseAddress!, 1) }
         }
         for lane in 0..<8 {
             for i in 0..<t.alpha {

@@ -210,8 +210,8 @@ extension Convolution {
         let m = plan.transform.m
         let lanes = WinogradPlan.lanes
         let (height, width) = (outputShape.height, outputShape.width)
-        WinogradTransform.loadTile(m: m, mm, stride: plan.mPlaneStride, into: buffer)
-        WinogradTransform.outputTile(m: m, buffer)
+        WinogradTiles.loadTile(m: m, mm, stride: plan.mPlaneStride, into: buffer)
+        WinogradTiles.outputTile(m: m, buffer)
         let result = buffer               // m×m
         let bias = Lane(repeating: biases[filter])
         for k in 0..<(m * m) { result[k] = activation(result[k] + bias) }

@@ -1,10 +1,9 @@
-import YOLOKernels
-
 /// The transforms of Winograd's minimal filtering F(m×m, 3×3) (Lavin & Gray 2015), for m = 2 and 4.
 ///
 /// A 3×3 convolution over an `α×α` input tile `d` (α = m + 2) gives an m×m output tile
 /// `Y = Aᵀ [ (G g Gᵀ) ⊙ (Bᵀ d B) ] A`. The filter part `U = G g Gᵀ` is computed once per layer; the
-/// element-wise product over all channels becomes α² independent matrix products.
+/// element-wise product over all channels becomes α² independent matrix products. The transforms on
+/// vectors (lanes = independent tiles) are `WinogradTiles` (YOLOKernels), shared with the kernel families.
 /// Interpolation points: 0, ±1 (m = 2); 0, ±1, ±2 and ∞ (m = 4).
 struct WinogradTransform: Sendable, Equatable {
     /// Output tile edge.
@@ -64,30 +63,5 @@ struct WinogradTransform: Sendable, Equatable {
             }
         }
         return result
-    }
-
-    // MARK: - Transforms on vectors (lanes are independent tiles): `WinogradTiles`, shared with the kernel families
-
-    @inline(__always)
-    static func loadTile<V: SIMD>(m: Int, _ p: UnsafePointer<Float>, stride: Int, into buffer: UnsafeMutablePointer<V>)
-        where V.Scalar == Float {
-        WinogradTiles.loadTile(m: m, p, stride: stride, into: buffer)
-    }
-
-    @inline(__always)
-    static func outputTile<V: SIMD>(m: Int, _ buffer: UnsafeMutablePointer<V>) where V.Scalar == Float {
-        WinogradTiles.outputTile(m: m, buffer)
-    }
-
-    @inline(__always)
-    static func inputColumn<V: SIMD>(m: Int, _ d: UnsafePointer<V>, _ stride: Int,
-                                     _ r: UnsafeMutablePointer<V>, _ rStride: Int) where V.Scalar == Float {
-        WinogradTiles.inputColumn(m: m, d, stride, r, rStride)
-    }
-
-    @inline(__always)
-    static func outputColumn<V: SIMD>(m: Int, _ s: UnsafePointer<V>, _ stride: Int,
-                                      _ o: UnsafeMutablePointer<V>, _ oStride: Int) where V.Scalar == Float {
-        WinogradTiles.outputColumn(m: m, s, stride, o, oStride)
     }
 }

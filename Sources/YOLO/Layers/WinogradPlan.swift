@@ -133,9 +133,14 @@ struct WinogradPlan: Sendable {
         let panelRows = GEMM.panelRows
         self.vPlaneStride = transposed ? (tiles + panelRows - 1) / panelRows * panelRows * inChannels + 16
             : inChannels * blockTiles + 16
+        self.paddedHeight = tilesY * m + 2
+        let groups = (tilesX + Self.rowLanes - 1) / Self.rowLanes
+        // Row-vectorized plans keep each padded row split by phase (`phaseLength` floats per x mod m) so
+        // that one column of 16 adjacent tiles is one contiguous load; m phases of 16·groups + 2 cells.
+        self.paddedWidth = rowVectorized ? m * (groups * Self.rowLanes + 2) : tilesX * m + 2
         if transposed {
             let panels = (tiles + panelRows - 1) / panelRows
-            let (tiles, tilesX, paddedWidth) = (tilesY * tilesX, tilesX, tilesX * m + 2)
+            let (tiles, tilesX, paddedWidth) = (self.tiles, self.tilesX, self.paddedWidth)
             self.tileOffsets = SharedBuffer<Int>(count: panels * Self.lanes) { offsets in
                 for panel in 0..<panels {
                     for lane in 0..<panelRows {
@@ -147,11 +152,6 @@ struct WinogradPlan: Sendable {
         } else {
             self.tileOffsets = nil
         }
-        self.paddedHeight = tilesY * m + 2
-        let groups = (tilesX + Self.rowLanes - 1) / Self.rowLanes
-        // Row-vectorized plans keep each padded row split by phase (`phaseLength` floats per x mod m) so
-        // that one column of 16 adjacent tiles is one contiguous load; m phases of 16·groups + 2 cells.
-        self.paddedWidth = rowVectorized ? m * (groups * Self.rowLanes + 2) : tilesX * m + 2
         let workers = self.maxWorkers
         let transform1 = transform
         if transposed {

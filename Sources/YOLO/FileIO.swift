@@ -6,11 +6,11 @@ import Synchronization
     /// Reads the whole file at `path`.
     /// - Throws: `YOLOError.fileNotFound` or `.unreadableFile`.
     public static func read(_ path: String) throws -> Data {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw YOLOError.fileNotFound(path: path)
-        }
-        if isDirectory.boolValue {
+        // One stat (following symbolic links, as opening does): whether the file exists, is a folder, and
+        // its size.
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw YOLOError.fileNotFound(path: path) }
+        if info.st_mode & S_IFMT == S_IFDIR {
             throw YOLOError.unreadableFile(path: path, reason: "is a directory")
         }
         do {
@@ -18,8 +18,7 @@ import Synchronization
             // `Data(contentsOf:)` reads such files in chunks and leaks a 4 KB buffer when there is nothing
             // to read (FoundationEssentials in Swift 6.3; AddressSanitizer's leak check found it through
             // the empty-image tests).
-            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
-            if size == 0 {
+            if info.st_size == 0 {
                 guard let handle = FileHandle(forReadingAtPath: path) else {
                     throw YOLOError.unreadableFile(path: path, reason: "cannot open")
                 }

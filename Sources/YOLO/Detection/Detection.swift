@@ -6,6 +6,12 @@ public struct ClassScore: Sendable, Equatable {
     public var label: String
     /// Objectness × class probability, in (threshold, 1].
     public var confidence: Float
+
+    public init(classIndex: Int, label: String, confidence: Float) {
+        self.classIndex = classIndex
+        self.label = label
+        self.confidence = confidence
+    }
 }
 
 /// One recognized object.
@@ -26,6 +32,18 @@ public struct Detection: Sendable, Equatable {
     public var labels: [ClassScore]
     /// The box's objectness (probability that it holds any object).
     public var objectness: Float
+
+    /// A detection from any source (a file of detections, another detector): `labels` defaults to the one
+    /// class, `objectness` to the confidence.
+    public init(box: Rect, classIndex: Int, label: String, confidence: Float, labels: [ClassScore]? = nil,
+                objectness: Float? = nil) {
+        self.box = box
+        self.classIndex = classIndex
+        self.label = label
+        self.confidence = confidence
+        self.labels = labels ?? [ClassScore(classIndex: classIndex, label: label, confidence: confidence)]
+        self.objectness = objectness ?? confidence
+    }
 
     /// `box` clipped to the image.
     public var clippedBox: Rect { box.clippedToUnit }

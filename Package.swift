@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "YOLO", targets: ["YOLO"]),
         // The converted yolov4-tiny and yolov3-tiny (lut8, 15 MB of resources), separate so YOLO stays small.
         .library(name: "YOLOModels", targets: ["YOLOModels"]),
+        // Video files, cameras and network streams through FFmpeg; separate so YOLO links nothing new.
+        .library(name: "YOLOVideo", targets: ["YOLOVideo"]),
         .executable(name: "yolo", targets: ["yolo"]),
     ],
     dependencies: [
@@ -31,6 +33,12 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         // zlib's deflate for the PNG writer, which compresses strips of rows on several threads.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // FFmpeg 5.1 (Debian 12), one module per library, for YOLOVideo only.
+        .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev"])]),
+        .systemLibrary(name: "CAVCodec", pkgConfig: "libavcodec", providers: [.apt(["libavcodec-dev"])]),
+        .systemLibrary(name: "CAVUtil", pkgConfig: "libavutil", providers: [.apt(["libavutil-dev"])]),
+        .systemLibrary(name: "CSwScale", pkgConfig: "libswscale", providers: [.apt(["libswscale-dev"])]),
+        .systemLibrary(name: "CAVDevice", pkgConfig: "libavdevice", providers: [.apt(["libavdevice-dev"])]),
         // glibc's malloc statistics, for the test that checks a forward pass allocates nothing.
         .systemLibrary(name: "CMallocInfo"),
         // Baseline code shared by every kernel family: the activations (generic over SIMD width) and
@@ -45,11 +53,12 @@ let package = Package(
                                              "YOLOKernelsAVX2", "YOLOKernelsAVX512"]),
         .target(name: "YOLOModels", dependencies: ["YOLO"], exclude: ["PROVENANCE.md"],
                 resources: [.copy("Resources/yolov4-tiny-lut8.yolo"), .copy("Resources/yolov3-tiny-lut8.yolo")]),
+        .target(name: "YOLOVideo", dependencies: ["YOLO", "CAVFormat", "CAVCodec", "CAVUtil", "CSwScale", "CAVDevice"]),
         .executableTarget(
             name: "yolo",
-            dependencies: ["YOLO", "YOLOModels", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: ["YOLO", "YOLOModels", "YOLOVideo", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // Tests read their fixtures from Tests/YOLOTests/Fixtures by path; they also run the `yolo` binary.
-        .testTarget(name: "YOLOTests", dependencies: ["YOLO", "YOLOModels", "yolo", "CMallocInfo", "YOLOKernels",
+        .testTarget(name: "YOLOTests", dependencies: ["YOLO", "YOLOModels", "YOLOVideo", "yolo", "CMallocInfo", "YOLOKernels",
                                                       "YOLOKernelsAVX2", "YOLOKernelsAVX512"],
                     exclude: ["Fixtures"]),
     ],

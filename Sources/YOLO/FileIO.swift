@@ -50,23 +50,41 @@ import Synchronization
     /// is interrupted; temporaries that a killed process (SIGKILL) left for the same target are removed
     /// here first.
     public static func writeAtomically(_ data: Data, to path: String) throws {
-        let url = URL(fileURLWithPath: path)
-        let folder = url.deletingLastPathComponent()
-        removeStaleTemporaries(of: url)
-        let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
-        inFlight.withLock { _ = $0.insert(temporary.path) }
-        defer { inFlight.withLock { _ = $0.remove(temporary.path) } }
+        let temporary = temporaryPath(for: path)
         do {
-            try data.write(to: temporary)
+            try data.write(to: URL(fileURLWithPath: temporary))
         } catch {
-            try? FileManager.default.removeItem(at: temporary)
+            discardTemporary(temporary)
             throw YOLOError.unreadableFile(path: path, reason: "cannot write: \((error as NSError).localizedDescription)")
         }
-        if rename(temporary.path, url.path) != 0 {
+        try commitTemporary(temporary, to: path)
+    }
+
+    /// A registered temporary path next to `path` (see `writeAtomically`) for a writer that streams its
+    /// output (a video): write there, then `commitTemporary` or `discardTemporary`.
+    public static func temporaryPath(for path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        removeStaleTemporaries(of: url)
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp").path
+        inFlight.withLock { _ = $0.insert(temporary) }
+        return temporary
+    }
+
+    /// Renames a finished temporary over `path`; on failure the temporary is removed.
+    public static func commitTemporary(_ temporary: String, to path: String) throws {
+        defer { inFlight.withLock { _ = $0.remove(temporary) } }
+        if rename(temporary, path) != 0 {
             let reason = String(cString: strerror(errno))
-            try? FileManager.default.removeItem(at: temporary)
+            unlink(temporary)
             throw YOLOError.unreadableFile(path: path, reason: "cannot write: \(reason)")
         }
+    }
+
+    /// Removes an unfinished temporary.
+    public static func discardTemporary(_ temporary: String) {
+        unlink(temporary)
+        inFlight.withLock { _ = $0.remove(temporary) }
     }
 
     /// While true, SIGINT is left to the caller's own handler (which should call `removeTemporaries()`

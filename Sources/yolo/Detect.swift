@@ -1,15 +1,18 @@
 import ArgumentParser
 import Foundation
 @_spi(Engine) import YOLO
+import YOLOVideo
 
 struct Detect: ParsableCommand, KernelSelecting {
     static let configuration = CommandConfiguration(
-        abstract: "Detect objects in images and folders of images.",
+        abstract: "Detect objects in images, folders of images, videos, streams and cameras.",
         discussion: """
             Prints one line per detection (text), or one JSON object per image (json: an array; jsonl: one per \
             line). Boxes are in pixels of the upright original image (EXIF orientation applied), clipped to it. \
             Folders are walked for .jpg, .jpeg and .png files. A file that cannot be read is reported on stderr \
             and skipped; the exit status is then 1.
+
+            One video file (.mp4, .mkv, .mov, .avi, .webm, ...), stream URL (rtsp://, http://, ...) or camera             (/dev/video0) instead: one line (text) or one JSON object (jsonl: frame, time, dropped, detections) per             frame detected; decoding runs on its own thread beside detection. Files detect every frame; cameras and             streams the latest (frames that arrive while the detector is busy are dropped and counted). --save             names the annotated video to write (H.264 .mp4 by default).
             """)
 
     @Argument(help: "Image files or folders.")
@@ -53,6 +56,12 @@ struct Detect: ParsableCommand, KernelSelecting {
 
     @Option(help: "Convolution algorithm: auto (Winograd where it pays), im2col, winograd2, winograd4. Default: auto for 5 or more images; im2col for fewer, since Winograd's one-time filter transform costs more at start-up than it saves on a few forward passes.")
     var algorithm: String?
+
+    @Option(name: .customLong("frame-policy"), help: "Video: which frames to detect: every (default for files), latest (default for cameras, streams and --realtime: drop frames that arrive while busy) or a number N (every Nth frame).")
+    var framePolicy: String?
+
+    @Flag(help: "Video: play a file at the pace of its timestamps, as a live source (frames the detector cannot keep up with are dropped).")
+    var realtime = false
 
     @Flag(help: "Decode JPEGs at full size. By default a large JPEG is decoded at 1/2, 1/4 or 1/8 scale when that still covers the network input, which is much faster (--save always decodes at full size).")
     var fullDecode = false
@@ -127,8 +136,39 @@ struct Detect: ParsableCommand, KernelSelecting {
         return options
     }
 
+    /// Whether the one input is a video, stream or camera rather than images.
+    var isVideo: Bool { paths.count == 1 && VideoSource.isVideo(paths[0]) }
+
+    /// `--frame-policy` as a `FramePolicy`; nil for the source's default.
+    func parsedFramePolicy() throws -> FramePolicy? {
+        guard let framePolicy else { return nil }
+        switch framePolicy.lowercased() {
+        case "every": return .everyFrame
+        case "latest": return .latest
+        default:
+            guard let n = Int(framePolicy), n >= 1 else {
+                throw YOLOError.invalidArgument("--frame-policy must be every, latest or a positive number, got '\(framePolicy)'")
+            }
+            return n == 1 ? .everyFrame : .stride(n)
+        }
+    }
+
+    func runVideo(options: DetectionOptions) throws {
+        if format == .json { throw YOLOError.invalidArgument("--format json is for images; use --format jsonl for a video (one object per frame)") }
+        let policy = try parsedFramePolicy()
+        let detector = try Detector(model: model.load(residency: .expanded), algorithm: convolutionAlgorithm(images: Detect.manyImages),
+                                    threads: threads ?? Parallel.coreCount)
+        try detector.validate(options)
+        try VideoDetectionRun(location: paths[0], detector: detector, options: options, format: format, save: save,
+                              policy: policy, realtime: realtime).run()
+    }
+
     func run() throws {
         let options = try detectionOptions()
+        if isVideo { return try runVideo(options: options) }
+        if framePolicy != nil || realtime {
+            throw YOLOError.invalidArgument("--frame-policy and --realtime apply to one video, stream or camera input")
+        }
         var failures = 0
         let files = ImageFiles.collect(paths) { error in
             failures += 1

@@ -16,25 +16,13 @@ struct DetectionReport {
 
     /// Darknet-like text: a header line, then `label: NN%  x1,y1 x2,y2` per detection.
     func text() -> String {
-        var lines = ["\(path): \(image.sourceWidth)x\(image.sourceHeight), \(detections.count) object\(detections.count == 1 ? "" : "s") (\(elapsed.formattedMilliseconds))"]
-        for d in detections {
-            let (x1, y1, x2, y2) = corners(d)
-            let others = d.labels.dropFirst().map { "\($0.label) \(Int(($0.confidence * 100).rounded()))%" }
-            lines.append("\(d.label): \(Int((d.confidence * 100).rounded()))%  \(Int(x1)),\(Int(y1)) \(Int(x2)),\(Int(y2))"
-                         + (others.isEmpty ? "" : "  (also \(others.joined(separator: ", ")))"))
-        }
-        return lines.joined(separator: "\n")
+        let header = "\(path): \(image.sourceWidth)x\(image.sourceHeight), \(detections.count) object\(detections.count == 1 ? "" : "s") (\(elapsed.formattedMilliseconds))"
+        return ([header] + detectionLines()).joined(separator: "\n")
     }
 
     /// One JSON object: image, width, height, detections [label, classIndex, confidence, box, labels, objectness].
     func json(pretty: Bool) -> String {
-        let items = detections.map { d -> String in
-            let (x1, y1, x2, y2) = corners(d)
-            let labels = d.labels.map { "{\"label\": \(JSON.string($0.label)), \"classIndex\": \($0.classIndex), \"confidence\": \(JSON.number($0.confidence))}" }
-            return "{\"label\": \(JSON.string(d.label)), \"classIndex\": \(d.classIndex), \"confidence\": \(JSON.number(d.confidence)), "
-                + "\"box\": [\(JSON.number(x1)), \(JSON.number(y1)), \(JSON.number(x2)), \(JSON.number(y2))], "
-                + "\"objectness\": \(JSON.number(d.objectness)), \"labels\": [\(labels.joined(separator: ", "))]}"
-        }
+        let items = detectionItems()
         let head = "\"image\": \(JSON.string(path)), \"width\": \(image.sourceWidth), \"height\": \(image.sourceHeight), "
             + "\"time_ms\": \(JSON.number(elapsed.milliseconds))"
         if pretty {
@@ -42,6 +30,27 @@ struct DetectionReport {
             return "{\n  \(head.replacingOccurrences(of: ", \"", with: ",\n  \""))," + "\n  \"detections\": \(body)\n}"
         }
         return "{\(head), \"detections\": [\(items.joined(separator: ", "))]}"
+    }
+
+    /// One JSON object per detection.
+    func detectionItems() -> [String] {
+        detections.map { d -> String in
+            let (x1, y1, x2, y2) = corners(d)
+            let labels = d.labels.map { "{\"label\": \(JSON.string($0.label)), \"classIndex\": \($0.classIndex), \"confidence\": \(JSON.number($0.confidence))}" }
+            return "{\"label\": \(JSON.string(d.label)), \"classIndex\": \(d.classIndex), \"confidence\": \(JSON.number(d.confidence)), "
+                + "\"box\": [\(JSON.number(x1)), \(JSON.number(y1)), \(JSON.number(x2)), \(JSON.number(y2))], "
+                + "\"objectness\": \(JSON.number(d.objectness)), \"labels\": [\(labels.joined(separator: ", "))]}"
+        }
+    }
+
+    /// The detection lines of `text()` (without its header).
+    func detectionLines() -> [String] {
+        detections.map { d in
+            let (x1, y1, x2, y2) = corners(d)
+            let others = d.labels.dropFirst().map { "\($0.label) \(Int(($0.confidence * 100).rounded()))%" }
+            return "\(d.label): \(Int((d.confidence * 100).rounded()))%  \(Int(x1)),\(Int(y1)) \(Int(x2)),\(Int(y2))"
+                + (others.isEmpty ? "" : "  (also \(others.joined(separator: ", ")))")
+        }
     }
 }
 

@@ -2,7 +2,7 @@ import Foundation
 
 /// Progress of a long loop on stderr: a redrawn bar with rate and ETA on a terminal, plain lines otherwise
 /// (about every 10 % or 30 s) so logs stay readable.
-final class ProgressReporter {
+final class ProgressReporter: @unchecked Sendable {  // used by one task at a time
     private let total: Int
     private let label: String
     private let interactive: Bool

@@ -44,3 +44,19 @@ enum ImageOrientation {
         }
     }
 }
+
+extension Image {
+    /// This image turned clockwise by `degrees` (0, 90, 180 or 270; anything else returns it unchanged),
+    /// e.g. to apply a video stream's display rotation.
+    public func rotated(clockwise degrees: Int) -> Image {
+        let tag: Int
+        switch ((degrees % 360) + 360) % 360 {
+        case 90: tag = 6
+        case 180: tag = 3
+        case 270: tag = 8
+        default: return self
+        }
+        let turned = ImageOrientation.upright(pixels, width: width, height: height, channels: 3, orientation: tag)
+        return Image(width: turned.width, height: turned.height, pixels: turned.pixels)
+    }
+}

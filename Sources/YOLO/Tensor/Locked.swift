@@ -6,11 +6,11 @@ import Foundation
 /// Not `Synchronization.Mutex`: the standard library is not built with ThreadSanitizer, so TSan sees none of
 /// that mutex's ordering and reports every access it protects as a race (it did, docs/ROBUSTNESS.md). TSan
 /// intercepts pthread mutexes, so with this type a TSan report means a real race.
-final class Locked<Value>: @unchecked Sendable {
+@_spi(Engine) public final class Locked<Value>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var value: Value
 
-    init(_ value: Value) {
+    public init(_ value: Value) {
         self.value = value
         pthread_mutex_init(mutex, nil)
     }
@@ -21,7 +21,7 @@ final class Locked<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with the value while holding the lock.
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

@@ -1,0 +1,1 @@
+#include <libavcodec/avcodec.h>

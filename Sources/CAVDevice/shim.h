@@ -1,0 +1,1 @@
+#include <libavdevice/avdevice.h>

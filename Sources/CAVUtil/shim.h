@@ -1,0 +1,1 @@
+#include <libavutil/display.h>

@@ -1,0 +1,159 @@
+import CAVCodec
+import CAVFormat
+import CAVUtil
+import Foundation
+@_spi(Engine) import YOLO
+
+/// Writes RGB images as a video file (H.264 through libx264 when the FFmpeg build has it, else the
+/// container's default codec), atomically: frames go to a hidden temporary file next to `path` that
+/// `finish()` renames over it; a writer dropped or failing before that leaves nothing behind. Use it from
+/// one task or thread at a time (it may move between them).
+public final class VideoWriter: @unchecked Sendable {
+    public let path: String
+    /// The encoded size (the first image's, rounded down to even numbers as 4:2:0 chroma needs).
+    public let width: Int
+    public let height: Int
+    /// The encoder used, e.g. `libx264`.
+    public let codecName: String
+
+    private let temporary: String
+    private var output: UnsafeMutablePointer<AVFormatContext>?
+    private var encoder: UnsafeMutablePointer<AVCodecContext>?
+    private var frame: UnsafeMutablePointer<AVFrame>?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    private let stream: UnsafeMutablePointer<AVStream>
+    private let converter = PixelConverter()
+    private var lastTimestamp = Int64.min
+    private var done = false
+    /// Timestamps in 1/90 000 s (MPEG's clock): fine enough for variable frame rates.
+    private static let clock = AVRational(num: 1, den: 90_000)
+
+    /// Opens `path` for writing frames of `width × height` at a nominal `frameRate` (frames carry their own times).
+    public init(path: String, width: Int, height: Int, frameRate: Double) throws {
+        FFmpeg.configure
+        self.path = path
+        self.width = width & ~1
+        self.height = height & ~1
+        guard self.width >= 2, self.height >= 2 else { throw YOLOError.invalidArgument("\(path): cannot write a \(width)x\(height) video") }
+        guard let container = av_guess_format(nil, path, nil) else {
+            throw YOLOError.invalidArgument("\(path): unknown video format; use a name ending in .mp4, .mkv, .mov or .avi")
+        }
+        let temporary = FileIO.temporaryPath(for: path)
+        self.temporary = temporary
+        var failed = true
+        defer { if failed { FileIO.discardTemporary(temporary) } }
+        guard avformat_alloc_output_context2(&output, container, nil, temporary) >= 0, let output else {
+            throw YOLOError.unreadableFile(path: path, reason: "cannot set up the video container")
+        }
+        let codec = avcodec_find_encoder_by_name("libx264") ?? avcodec_find_encoder(container.pointee.video_codec)
+        guard let codec, let newStream = avformat_new_stream(output, nil), let encoder = avcodec_alloc_context3(codec) else {
+            avformat_free_context(output)
+            throw YOLOError.unreadableFile(path: path, reason: "no video encoder for this format in this FFmpeg build")
+        }
+        stream = newStream
+        self.encoder = encoder
+        codecName = String(cString: codec.pointee.name)
+        encoder.pointee.width = Int32(self.width)
+        encoder.pointee.height = Int32(self.height)
+        encoder.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        encoder.pointee.time_base = VideoWriter.clock
+        let rate = frameRate.isFinite && frameRate > 0 ? frameRate : 25
+        encoder.pointee.framerate = AVRational(num: Int32((rate * 1000).rounded()), den: 1000)
+        encoder.pointee.gop_size = Int32(max(1, (rate * 2).rounded()))
+        if output.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
+            encoder.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
+        }
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        if codecName == "libx264" {
+            av_dict_set(&options, "preset", "veryfast", 0)
+            av_dict_set(&options, "crf", "23", 0)
+        }
+        var status = avcodec_open2(encoder, codec, &options)
+        if status >= 0 { status = avcodec_parameters_from_context(stream.pointee.codecpar, encoder) }
+        stream.pointee.time_base = VideoWriter.clock
+        if status >= 0 && output.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
+            status = avio_open(&output.pointee.pb, temporary, AVIO_FLAG_WRITE)
+        }
+        if status >= 0 { status = avformat_write_header(output, nil) }
+        guard status >= 0 else {
+            close()
+            throw YOLOError.unreadableFile(path: path, reason: "cannot start writing the video: \(FFmpeg.message(status))")
+        }
+        frame = av_frame_alloc()
+        packet = av_packet_alloc()
+        guard let frame else { close(); throw YOLOError.unreadableFile(path: path, reason: "out of memory") }
+        frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        frame.pointee.width = Int32(self.width)
+        frame.pointee.height = Int32(self.height)
+        guard av_frame_get_buffer(frame, 0) >= 0 else { close(); throw YOLOError.unreadableFile(path: path, reason: "out of memory") }
+        failed = false
+    }
+
+    deinit {
+        if !done { discard() }
+    }
+
+    /// Appends `image` shown at `time` seconds (resampled if its size differs from the video's).
+    public func write(_ image: Image, time: Double) throws {
+        guard !done, let frame, let encoder else { throw YOLOError.invalidArgument("\(path): the video is already finished") }
+        guard av_frame_make_writable(frame) >= 0 else { throw failure("out of memory") }
+        try converter.fill(frame, from: image)
+        var stamp = Int64((max(time, 0) * 90_000).rounded())
+        if stamp <= lastTimestamp { stamp = lastTimestamp + 1 }
+        lastTimestamp = stamp
+        frame.pointee.pts = stamp
+        let sent = avcodec_send_frame(encoder, frame)
+        guard sent >= 0 else { throw failure("cannot encode a frame: \(FFmpeg.message(sent))") }
+        try drain()
+    }
+
+    /// Flushes the encoder, writes the container's index and renames the file into place.
+    public func finish() throws {
+        guard !done, let encoder, let output else { return }
+        _ = avcodec_send_frame(encoder, nil)
+        try drain()
+        let trailer = av_write_trailer(output)
+        guard trailer >= 0 else { throw failure("cannot finish the video: \(FFmpeg.message(trailer))") }
+        close()
+        done = true
+        try FileIO.commitTemporary(temporary, to: path)
+    }
+
+    /// Abandons the video: nothing is left at `path` (nor the temporary).
+    public func discard() {
+        close()
+        done = true
+        FileIO.discardTemporary(temporary)
+    }
+
+    /// Writes the packets the encoder has ready.
+    private func drain() throws {
+        guard let encoder, let packet, let output else { return }
+        while true {
+            let received = avcodec_receive_packet(encoder, packet)
+            if received == FFmpeg.again || received == FFmpeg.endOfFile { return }
+            guard received >= 0 else { throw failure("cannot encode: \(FFmpeg.message(received))") }
+            av_packet_rescale_ts(packet, encoder.pointee.time_base, stream.pointee.time_base)
+            packet.pointee.stream_index = stream.pointee.index
+            let written = av_interleaved_write_frame(output, packet)
+            guard written >= 0 else { throw failure("cannot write: \(FFmpeg.message(written))") }
+        }
+    }
+
+    private func failure(_ message: String) -> YOLOError {
+        discard()
+        return .unreadableFile(path: path, reason: message)
+    }
+
+    private func close() {
+        av_packet_free(&packet)
+        av_frame_free(&frame)
+        avcodec_free_context(&encoder)
+        if let output {
+            if output.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 { avio_closep(&output.pointee.pb) }
+            avformat_free_context(output)
+            self.output = nil
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+@_spi(Engine) import YOLO
+import YOLOVideo
+
+/// `yolo detect VIDEO|URL|/dev/videoN`: detection on each frame a policy lets through, one line (text) or one
+/// JSON object (jsonl) per frame, optionally an annotated video.
+struct VideoDetectionRun {
+    let location: String
+    let detector: Detector
+    let options: DetectionOptions
+    let format: Detect.OutputFormat
+    let save: String?
+    let policy: FramePolicy?
+    let realtime: Bool
+
+    func run() throws {
+        let source = try VideoSource(location)
+        let policy = self.policy ?? (realtime ? .latest : source.defaultPolicy)
+        let savePath = try save.map { try outputPath($0) }
+        let writer = try savePath.map { try VideoWriter(path: $0, width: source.width, height: source.height,
+                                                        frameRate: source.frameRate ?? 25) }
+        let interrupt = InterruptFlag(message: "yolo: stopping after this frame (Ctrl-C again to quit at once)")
+        defer { interrupt.stop() }
+        let progress = source.kind == .file && isatty(STDOUT_FILENO) == 0
+            ? source.declaredFrameCount.map { ProgressReporter(total: $0, label: "frames") } : nil
+        let summary = try blockingAwait { [self] in
+            var summary = Summary()
+            let results = detector.detections(in: source, options: options, policy: policy, realtime: realtime)
+            for try await result in results {
+                if interrupt.isRaised { break }
+                summary.add(result)
+                print(line(for: result))
+                if let writer {
+                    try writer.write(result.frame.image.annotated(with: result.detections,
+                                                                   classCount: detector.model.description.classCount),
+                                     time: result.time)
+                }
+                progress?.update(done: result.index + 1)
+            }
+            return summary
+        } onError: {
+            writer?.discard()
+        }
+        progress?.finish()
+        try writer?.finish()
+        printError("yolo: \(location): \(summary.text)" + (savePath.map { ", saved \($0)" } ?? ""))
+    }
+
+    /// `--save` names a file; a folder gets `NAME.mp4` inside it.
+    private func outputPath(_ save: String) throws -> String {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: save, isDirectory: &isFolder), isFolder.boolValue {
+            let stem = URL(fileURLWithPath: location).deletingPathExtension().lastPathComponent
+            return (save as NSString).appendingPathComponent((stem.isEmpty ? "video" : stem) + ".mp4")
+        }
+        return save
+    }
+
+    /// One line per frame.
+    private func line(for result: FrameDetections) -> String {
+        let report = DetectionReport(path: location, image: result.frame.image, detections: result.detections,
+                                     elapsed: result.latency)
+        switch format {
+        case .jsonl, .json:
+            return "{\"frame\": \(result.index), \"time\": \(JSON.number(result.time)), \"dropped\": \(result.dropped), "
+                + "\"latency_ms\": \(JSON.number(result.latency.milliseconds)), \"detections\": [\(report.detectionItems().joined(separator: ", "))]}"
+        case .text:
+            let objects = report.detectionLines()
+            return "frame \(result.index) \(String(format: "%.3f", result.time)) s: \(objects.count) object\(objects.count == 1 ? "" : "s")"
+                + (result.dropped > 0 ? ", \(result.dropped) dropped so far" : "")
+                + (objects.isEmpty ? "" : "\n  " + objects.joined(separator: "\n  "))
+        }
+    }
+
+    /// Frames, detections, drops and the rate, for the closing line on stderr.
+    struct Summary {
+        var frames = 0
+        var objects = 0
+        var dropped = 0
+        let start = ContinuousClock.now
+
+        mutating func add(_ result: FrameDetections) {
+            frames += 1
+            objects += result.detections.count
+            dropped = result.dropped
+        }
+
+        var text: String {
+            let seconds = (ContinuousClock.now - start).seconds
+            return "\(frames) frame\(frames == 1 ? "" : "s") detected, \(objects) objects, \(dropped) dropped, "
+                + String(format: "%.1f frames/s", seconds > 0 ? Double(frames) / seconds : 0)
+        }
+    }
+}
+
+/// Runs `body` on Swift's concurrency pool and waits for it on this (non-pool) thread; `onError` runs
+/// before the error is rethrown.
+func blockingAwait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T, onError: () -> Void = {}) throws -> T {
+    let outcome = Locked<Result<T, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do {
+            let value = try await body()
+            outcome.withLock { $0 = .success(value) }
+        } catch {
+            outcome.withLock { $0 = .failure(error) }
+        }
+        done.signal()
+    }
+    done.wait()
+    switch outcome.withLock({ $0 })! {
+    case .success(let value): return value
+    case .failure(let error):
+        onError()
+        throw error
+    }
+}

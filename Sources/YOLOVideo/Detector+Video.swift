@@ -5,8 +5,10 @@ public struct FrameDetections: Sendable {
     /// The frame (index, time, upright image, frames dropped before it).
     public let frame: VideoFrame
     public let detections: [Detection]
-    /// From the frame's arrival (decoded) to its result.
+    /// From the frame's arrival (decoded) to its result: time waiting for the detector, then `detectionTime`.
     public let latency: Duration
+    /// The forward pass and decoding of boxes for this frame.
+    public let detectionTime: Duration
 
     public var index: Int { frame.index }
     public var time: Double { frame.time }
@@ -41,8 +43,10 @@ public struct VideoDetections: AsyncSequence, Sendable {
 
         public mutating func next() async throws -> FrameDetections? {
             guard let frame = try await frames.next() else { return nil }
+            let start = ContinuousClock.now
             let detections = try await detector.detect(frame.image, options: options)
-            return FrameDetections(frame: frame, detections: detections, latency: .now - frame.arrival)
+            let end = ContinuousClock.now
+            return FrameDetections(frame: frame, detections: detections, latency: end - frame.arrival, detectionTime: end - start)
         }
     }
 }

@@ -25,6 +25,9 @@ public final class VideoWriter: @unchecked Sendable {
     private let converter = PixelConverter()
     private var lastTimestamp = Int64.min
     private var done = false
+    /// One frame at the nominal rate, in the 90 kHz clock: the duration given to each packet, without which
+    /// MP4's edit list ends at the last frame's start and players drop that frame.
+    private let frameTicks: Int64
     /// Timestamps in 1/90 000 s (MPEG's clock): fine enough for variable frame rates.
     private static let clock = AVRational(num: 1, den: 90_000)
 
@@ -58,6 +61,7 @@ public final class VideoWriter: @unchecked Sendable {
         encoder.pointee.pix_fmt = AV_PIX_FMT_YUV420P
         encoder.pointee.time_base = VideoWriter.clock
         let rate = frameRate.isFinite && frameRate > 0 ? frameRate : 25
+        frameTicks = max(1, Int64((90_000 / rate).rounded()))
         encoder.pointee.framerate = AVRational(num: Int32((rate * 1000).rounded()), den: 1000)
         encoder.pointee.gop_size = Int32(max(1, (rate * 2).rounded()))
         if output.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
@@ -134,6 +138,7 @@ public final class VideoWriter: @unchecked Sendable {
             let received = avcodec_receive_packet(encoder, packet)
             if received == FFmpeg.again || received == FFmpeg.endOfFile { return }
             guard received >= 0 else { throw failure("cannot encode: \(FFmpeg.message(received))") }
+            if packet.pointee.duration <= 0 { packet.pointee.duration = frameTicks }
             av_packet_rescale_ts(packet, encoder.pointee.time_base, stream.pointee.time_base)
             packet.pointee.stream_index = stream.pointee.index
             let written = av_interleaved_write_frame(output, packet)

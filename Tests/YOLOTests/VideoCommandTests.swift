@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+@_spi(Engine) import YOLO
+import YOLOVideo
+
+/// `yolo detect` on a video: one JSON object per frame, --save writes a whole video or nothing, errors.
+@Suite(.enabled(if: VideoClips.available, VideoClips.noFFmpeg), .serialized)
+struct VideoCommandTests {
+    @Test func jsonlHasOneObjectPerFrameAndSaveWritesTheAnnotatedVideo() throws {
+        let clip = try VideoClips.moving("move.mp4")
+        let out = VideoClips.folder + "/annotated.mp4"
+        let result = try runYOLO(["detect", clip, "--format", "jsonl", "--save", out])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 50)
+        for (n, line) in lines.enumerated() {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(object["frame"] as? Int == n && object["dropped"] as? Int == 0)
+            #expect(abs((object["time"] as? Double ?? -1) - Double(n) / 25) < 1e-3)
+            let detections = try #require(object["detections"] as? [[String: Any]])
+            #expect(detections.contains { $0["label"] as? String == "person" }, "frame \(n)")
+        }
+        let saved = try VideoSource(out)
+        #expect(saved.codecName == "h264" && saved.width == 640 && saved.height == 360)
+        var frames = 0
+        while try saved.nextFrame() != nil { frames += 1 }
+        #expect(frames == 50)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: VideoClips.folder).allSatisfy { !$0.hasSuffix(".tmp") })
+    }
+
+    @Test func aDamagedVideoFailsAndLeavesNoOutput() throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: try VideoClips.moving("gop10.mp4", gop: 10)))
+        let folder = TestPaths.temporaryFolder()
+        let cut = folder + "/cut.mp4"
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: cut))
+        let result = try runYOLO(["detect", cut, "--save", folder + "/out.mp4"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("yolo: error: \(cut): the video ends after"), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["cut.mp4"])
+    }
+
+    @Test func badVideoOptionsFailWithOneLine() throws {
+        let clip = try VideoClips.moving("move.mp4")
+        for (arguments, message) in [
+            (["--frame-policy", "sometimes"], "--frame-policy must be every, latest or a positive number"),
+            (["--format", "json"], "use --format jsonl for a video"),
+        ] {
+            let result = try runYOLO(["detect", clip] + arguments)
+            #expect(result.status == 1 && result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        }
+        let still = try runYOLO(["detect", VideoClips.astronaut, "--realtime"])
+        #expect(still.status == 1 && still.stderr.contains("--realtime apply to one video"))
+    }
+}

@@ -21,8 +21,8 @@ struct Detect: ParsableCommand, KernelSelecting {
     @OptionGroup var model: ModelOptions
     @OptionGroup var kernelOptions: KernelOptions
 
-    @Option(help: "Confidence threshold: objectness × class probability must exceed it.")
-    var conf: Float = 0.25
+    @Option(help: "Confidence threshold: objectness × class probability must exceed it (default 0.25; yolo track: 0.1, as ByteTrack's second association needs low-score boxes).")
+    var conf: Float?
 
     @Option(help: "IoU above which a less confident box of the same class is suppressed.")
     var iou: Float = 0.45
@@ -84,7 +84,7 @@ struct Detect: ParsableCommand, KernelSelecting {
 
     func validate() throws {
         guard !paths.isEmpty else { throw ValidationError("give at least one image file or folder") }
-        guard conf >= 0, conf < 1 else { throw ValidationError("--conf must be in [0, 1), got \(conf)") }
+        if let conf, !(conf >= 0 && conf < 1) { throw ValidationError("--conf must be in [0, 1), got \(conf)") }
         guard iou > 0, iou <= 1 else { throw ValidationError("--iou must be in (0, 1], got \(iou)") }
         if let maxDetections, maxDetections < 1 { throw ValidationError("--max-det must be at least 1") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
@@ -104,9 +104,9 @@ struct Detect: ParsableCommand, KernelSelecting {
     }
 
     /// The request options the flags describe.
-    func detectionOptions() throws -> DetectionOptions {
+    func detectionOptions(defaultConfidence: Float = 0.25) throws -> DetectionOptions {
         var options = DetectionOptions()
-        options.confidenceThreshold = conf
+        options.confidenceThreshold = conf ?? defaultConfidence
         options.iouThreshold = iou
         options.scaling = scale?.scaling
         options.classAgnostic = agnostic
@@ -153,14 +153,14 @@ struct Detect: ParsableCommand, KernelSelecting {
         }
     }
 
-    func runVideo(options: DetectionOptions) throws {
+    func runVideo(options: DetectionOptions, tracking: TrackingRun? = nil) throws {
         if format == .json { throw YOLOError.invalidArgument("--format json is for images; use --format jsonl for a video (one object per frame)") }
         let policy = try parsedFramePolicy()
         let detector = try Detector(model: model.load(residency: .expanded), algorithm: convolutionAlgorithm(images: Detect.manyImages),
                                     threads: threads ?? Parallel.coreCount)
         try detector.validate(options)
         try VideoDetectionRun(location: paths[0], detector: detector, options: options, format: format, save: save,
-                              policy: policy, realtime: realtime).run()
+                              policy: policy, realtime: realtime, tracking: tracking).run()
     }
 
     func run() throws {

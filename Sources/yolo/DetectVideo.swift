@@ -14,6 +14,8 @@ struct VideoDetectionRun {
     let save: String?
     let policy: FramePolicy?
     let realtime: Bool
+    /// Set for `yolo track`: ids, trails and counts.
+    var tracking: TrackingRun? = nil
 
     func run() throws {
         let source = try VideoSource(location)
@@ -31,11 +33,12 @@ struct VideoDetectionRun {
             for try await result in results {
                 if interrupt.isRaised { break }
                 summary.add(result)
-                print(line(for: result))
+                let tracked = tracking?.update(result)
+                print(tracked.map { trackLine(for: result, $0) } ?? line(for: result))
                 if let writer {
-                    try writer.write(result.frame.image.annotated(with: result.detections,
-                                                                   classCount: detector.model.description.classCount),
-                                     time: result.time)
+                    let image = tracked.map { tracking!.annotate(result.frame.image, $0) }
+                        ?? result.frame.image.annotated(with: result.detections, classCount: detector.model.description.classCount)
+                    try writer.write(image, time: result.time)
                 }
                 progress?.update(done: result.index + 1)
             }
@@ -71,6 +74,28 @@ struct VideoDetectionRun {
             return "frame \(result.index) \(String(format: "%.3f", result.time)) s: \(objects.count) object\(objects.count == 1 ? "" : "s")"
                 + (result.dropped > 0 ? ", \(result.dropped) dropped so far" : "")
                 + (objects.isEmpty ? "" : "\n  " + objects.joined(separator: "\n  "))
+        }
+    }
+
+    /// One line per frame for `yolo track`: each tracked object with its id (boxes: the tracker's, clipped).
+    private func trackLine(for result: FrameDetections, _ objects: [TrackedObject]) -> String {
+        let (w, h) = (Double(result.frame.image.width), Double(result.frame.image.height))
+        let items = objects.map { object -> (json: String, text: String) in
+            let r = object.box.clippedToUnit.scaled(width: w, height: h)
+            let json = "{\"track_id\": \(object.id), \"label\": \(JSON.string(object.label)), \"classIndex\": \(object.classIndex), "
+                + "\"confidence\": \(JSON.number(object.score)), \"box\": [\(JSON.number(r.minX)), \(JSON.number(r.minY)), "
+                + "\(JSON.number(r.maxX)), \(JSON.number(r.maxY))]}"
+            let text = "#\(object.id) \(object.label): \(Int((object.score * 100).rounded()))%  \(Int(r.minX)),\(Int(r.minY)) \(Int(r.maxX)),\(Int(r.maxY))"
+            return (json, text)
+        }
+        switch format {
+        case .jsonl, .json:
+            return "{\"frame\": \(result.index), \"time\": \(JSON.number(result.time)), \"dropped\": \(result.dropped), "
+                + "\"objects\": [\(items.map(\.json).joined(separator: ", "))]}"
+        case .text:
+            return "frame \(result.index) \(String(format: "%.3f", result.time)) s: \(items.count) tracked"
+                + (result.dropped > 0 ? ", \(result.dropped) dropped so far" : "")
+                + (items.isEmpty ? "" : "\n  " + items.map(\.text).joined(separator: "\n  "))
         }
     }
 

@@ -51,4 +51,27 @@ struct VideoCommandTests {
         let still = try runYOLO(["detect", VideoClips.astronaut, "--realtime"])
         #expect(still.status == 1 && still.stderr.contains("--realtime apply to one video"))
     }
+
+    @Test func trackCountsBothPeopleCrossingTheLine() throws {
+        // Two astronauts walking towards each other across the middle of the frame (x = 480).
+        let clip = VideoClips.folder + "/crossing.mp4"
+        try VideoClips.run(["-f", "lavfi", "-i", "color=c=0x406080:s=960x400:r=25:d=4", "-i", VideoClips.astronaut,
+                            "-filter_complex", "[1]scale=200:200,split[a][b];[b]hflip[c];[0][a]overlay=x='20+180*t':y=40[m];"
+                                + "[m][c]overlay=x='740-180*t':y=160", "-c:v", "libx264", "-pix_fmt", "yuv420p", clip])
+        let result = try runYOLO(["track", clip, "--classes", "person", "--count-line", "480,0,480,400", "--format", "jsonl"])
+        #expect(result.status == 0, "\(result.stderr)")
+        var lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.popLast() == "crossed the line: person 2")
+        #expect(lines.count == 100)
+        var idsAt: [Int: Set<Int>] = [:]
+        for line in lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let objects = try #require(object["objects"] as? [[String: Any]])
+            idsAt[object["frame"] as? Int ?? -1] = Set(objects.compactMap { $0["track_id"] as? Int })
+        }
+        // The two people keep their ids from the first frame to the last.
+        #expect(idsAt[0] == idsAt[99] && idsAt[0]?.count == 2, "\(idsAt[0] ?? []) → \(idsAt[99] ?? [])")
+        let bad = try runYOLO(["track", clip, "--count-line", "1,2,3"])
+        #expect(bad.status != 0 && bad.stderr.contains("--count-line must be x1,y1,x2,y2"))
+    }
 }

@@ -23,6 +23,7 @@ let benchmarks: @Sendable () -> Void = {
     gemmBenchmarks()
     imageBenchmarks()
     nmsBenchmarks()
+    trackerBenchmarks()
 }
 
 /// A fixed pseudo-random input in [0, 1].

@@ -51,7 +51,7 @@ struct Detect: ParsableCommand, KernelSelecting {
     @Option(help: "Output format: text, json or jsonl.")
     var format: OutputFormat = .text
 
-    @Option(help: "Write annotated copies (PNG or JPEG, like the input) into this folder.")
+    @Option(help: "Write annotated copies (PNG or JPEG, like the input) into this folder; for a video, stream or camera, the annotated video file (e.g. out.mp4; a folder gets NAME.mp4).")
     var save: String?
 
     @Option(help: "Convolution algorithm: auto (Winograd where it pays), im2col, winograd2, winograd4. Default: auto for 5 or more images; im2col for fewer, since Winograd's one-time filter transform costs more at start-up than it saves on a few forward passes.")

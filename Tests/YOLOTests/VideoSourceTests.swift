@@ -150,10 +150,12 @@ struct VideoSourceTests {
             #expect(result.dropped >= lastDropped)
             lastDropped = result.dropped
             // A frame waits in the slot at most while the previous frame is detected, then is detected itself:
-            // under two detection times, plus 5 ms for thread hand-overs. Not a timing of the engine: the
-            // bound is built from the detection times measured in the same run.
+            // under two detection times, plus 25 ms for the hand-overs between threads (the whole suite runs
+            // beside this test on two cores, and a resumed task may wait that long for one: 5 ms was exceeded
+            // by 4.5 ms once under `make test`). A queue that grew would add a whole detection time (≥ 40 ms)
+            // per frame. Not a timing of the engine: the bound is built from detection times of the same run.
             if taken > 1 {
-                let bound = previousDetection + result.detectionTime + .milliseconds(5)
+                let bound = previousDetection + result.detectionTime + .milliseconds(25)
                 #expect(result.latency <= bound, "frame \(result.index): latency \(result.latency), bound \(bound)")
             }
             previousDetection = result.detectionTime

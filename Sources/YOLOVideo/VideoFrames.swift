@@ -61,12 +61,11 @@ public struct VideoFrames: AsyncSequence, Sendable {
         var clockStart: (wall: ContinuousClock.Instant, stream: Double)?
         do {
             while !channel.isCancelled {
-                let wanted: (Int) -> Bool = { index in
-                    if case .stride(let n) = policy { return index % Swift.max(n, 1) == 0 }
-                    return true
-                }
-                guard let frame = try source.nextFrame(convert: wanted(source.nextIndex)) else { break }
-                guard wanted(frame.index) else { continue }
+                // A frame the policy skips is decoded (the next ones depend on it) but not converted.
+                var wanted = true
+                if case .stride(let n) = policy { wanted = source.nextIndex % Swift.max(n, 1) == 0 }
+                guard let frame = try source.nextFrame(convert: wanted) else { break }
+                guard wanted else { continue }
                 if realtime {
                     // Pace by the timestamps: frame t is due at start + (t − first t).
                     let start = clockStart ?? (ContinuousClock.now, frame.time)
@@ -104,9 +103,6 @@ final class FrameChannel: @unchecked Sendable {
     }
 
     var isCancelled: Bool { condition.withLock { cancelled } }
-
-    /// Frames replaced before they were taken.
-    var droppedCount: Int { condition.withLock { dropped } }
 
     /// Hands a frame over; false once the consumer has gone (the decoder should stop).
     func put(_ frame: VideoFrame) -> Bool {

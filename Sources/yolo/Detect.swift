@@ -12,7 +12,11 @@ struct Detect: ParsableCommand, KernelSelecting {
             Folders are walked for .jpg, .jpeg and .png files. A file that cannot be read is reported on stderr \
             and skipped; the exit status is then 1.
 
-            One video file (.mp4, .mkv, .mov, .avi, .webm, ...), stream URL (rtsp://, http://, ...) or camera             (/dev/video0) instead: one line (text) or one JSON object (jsonl: frame, time, dropped, detections) per             frame detected; decoding runs on its own thread beside detection. Files detect every frame; cameras and             streams the latest (frames that arrive while the detector is busy are dropped and counted). --save             names the annotated video to write (H.264 .mp4 by default).
+            One video file (.mp4, .mkv, .mov, .avi, .webm, ...), stream URL (rtsp://, http://, ...) or camera \
+            (/dev/video0) instead: one line (text) or one JSON object (jsonl: frame, time, dropped, detections) per \
+            frame detected; decoding runs on its own thread beside detection. Files detect every frame; cameras and \
+            streams the latest (frames that arrive while the detector is busy are dropped and counted). --save \
+            names the annotated video to write (H.264 .mp4 by default).
             """)
 
     @Argument(help: "Image files or folders.")
@@ -194,7 +198,6 @@ struct Detect: ParsableCommand, KernelSelecting {
         }
         let interrupt = log.map { _ in InterruptFlag(message: "yolo: stopping after this image (Ctrl-C again to quit at once)") }
         defer { interrupt?.stop() }
-        var done = 0
         // A few images: keeping LUT codes (no expansion, packing or filter transforms at load) starts
         // faster and smaller than it loses per image (one image: 0.12 s and 79 MB against 0.20 s and 143 MB).
         let detector = try Detector(model: model.load(residency: files.count >= Detect.manyImages ? .expanded : .codes),
@@ -206,12 +209,11 @@ struct Detect: ParsableCommand, KernelSelecting {
         if let save { try ImageFiles.makeFolder(save) }
         var reports: [String] = []
         var saved = SavedNames()
-        for file in files {
+        for (done, file) in files.enumerated() {
             if interrupt?.isRaised == true {
                 printError("yolo: interrupted after \(done) of \(files.count) image(s); run the same command to continue")
                 throw ExitCode(130)
             }
-            defer { done += 1 }
             do {
                 let start = ContinuousClock.now
                 let image = try Image(contentsOf: file, options: decoding)

@@ -19,6 +19,7 @@ struct VideoDetectionRun {
 
     func run() throws {
         let source = try VideoSource(location)
+        tracking?.begin(frameRate: source.frameRate)
         let policy = self.policy ?? (realtime ? .latest : source.defaultPolicy)
         let savePath = try save.map { try outputPath($0) }
         let writer = try savePath.map { try VideoWriter(path: $0, width: source.width, height: source.height,

@@ -43,10 +43,8 @@ struct Track: ParsableCommand, KernelSelecting {
 
     func run() throws {
         let options = try detection.detectionOptions(defaultConfidence: 0.1)
-        let source = try VideoSource(detection.paths[0])
-        var parameters = Tracker.Parameters(trackBuffer: trackBuffer, perClass: perClass)
-        parameters.frameRate = source.frameRate ?? 30
-        let tracking = TrackingRun(tracker: Tracker(parameters: parameters), line: try parsedLine())
+        let tracking = TrackingRun(parameters: Tracker.Parameters(trackBuffer: trackBuffer, perClass: perClass),
+                                   line: try parsedLine())
         try detection.runVideo(options: options, tracking: tracking)
         if let totals = tracking.countsText { print(totals) }
     }
@@ -61,9 +59,16 @@ final class TrackingRun: @unchecked Sendable {  // used by one task at a time
     private var counts: [String: Int] = [:]
     static let trailLength = 30
 
-    init(tracker: Tracker, line: (Double, Double, Double, Double)?) {
-        self.tracker = tracker
+    init(parameters: Tracker.Parameters, line: (Double, Double, Double, Double)?) {
+        tracker = Tracker(parameters: parameters)
         self.line = line
+    }
+
+    /// Sets the tracker up for the opened source's frame rate (its lost-track buffer is in frames at 30/s).
+    func begin(frameRate: Double?) {
+        var parameters = tracker.parameters
+        parameters.frameRate = frameRate ?? 30
+        tracker = Tracker(parameters: parameters)
     }
 
     /// Tracks the frame's detections; updates trails and counts (boxes in frame pixels).

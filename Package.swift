@@ -15,12 +15,23 @@ let package = Package(
         .library(name: "YOLOModels", targets: ["YOLOModels"]),
         // Video files, cameras and network streams through FFmpeg; separate so YOLO links nothing new.
         .library(name: "YOLOVideo", targets: ["YOLOVideo"]),
+        // `yolo serve`: an HTTP detection service on Hummingbird 2; separate so YOLO and its users link no server.
+        .library(name: "YOLOServe", targets: ["YOLOServe"]),
         .executable(name: "yolo", targets: ["yolo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // `swift package generate-documentation` for the DocC catalog in Sources/YOLO/YOLO.docc (make docs).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // YOLOServe only: the HTTP server (default traits off: no swift-configuration), its service group
+        // (graceful shutdown on SIGTERM/SIGINT), Prometheus metrics through swift-metrics, swift-log.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // Tests only: reads docs/openapi.yaml to check the server's answers against it.
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // C libraries come in only through system-library targets (module map + one-line shim header).
@@ -54,12 +65,24 @@ let package = Package(
         .target(name: "YOLOModels", dependencies: ["YOLO"], exclude: ["PROVENANCE.md"],
                 resources: [.copy("Resources/yolov4-tiny-lut8.yolo"), .copy("Resources/yolov3-tiny-lut8.yolo")]),
         .target(name: "YOLOVideo", dependencies: ["YOLO", "CAVFormat", "CAVCodec", "CAVUtil", "CSwScale", "CAVDevice"]),
+        // What `yolo detect` prints for an image (text, JSON), shared by the command line and the server.
+        .target(name: "YOLOReport", dependencies: ["YOLO"]),
+        .target(name: "YOLOServe", dependencies: [
+            "YOLO", "YOLOReport",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(
             name: "yolo",
-            dependencies: ["YOLO", "YOLOModels", "YOLOVideo", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: ["YOLO", "YOLOModels", "YOLOVideo", "YOLOReport", "YOLOServe", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // Tests read their fixtures from Tests/YOLOTests/Fixtures by path; they also run the `yolo` binary.
         .testTarget(name: "YOLOTests", dependencies: ["YOLO", "YOLOModels", "YOLOVideo", "yolo", "CMallocInfo", "YOLOKernels",
-                                                      "YOLOKernelsAVX2", "YOLOKernelsAVX512"],
+                                                      "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOServe",
+                                                      .product(name: "Yams", package: "Yams")],
                     exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]

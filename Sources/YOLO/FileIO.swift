@@ -124,6 +124,15 @@ import Synchronization
         }
     }
 
+    /// Undoes `removeTemporariesOnSignals()`, for a command that handles SIGINT and SIGTERM itself
+    /// (`yolo serve` drains its requests and exits 0). The signals stay ignored by the default handler.
+    public static func stopRemovingTemporariesOnSignals() {
+        signalSources.withLock { sources in
+            sources.forEach { $0.cancel() }
+            sources.removeAll()
+        }
+    }
+
     /// Deletes `.NAME.PID.RANDOM.tmp` files next to `target` whose process no longer exists.
     ///
     /// A folder is listed once per process (a `--save` run over thousands of images writes thousands of

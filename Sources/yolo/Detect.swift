@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import YOLOReport
 @_spi(Engine) import YOLO
 import YOLOVideo
 
@@ -82,12 +83,7 @@ struct Detect: ParsableCommand, KernelSelecting {
     enum ScaleOption: String, ExpressibleByArgument, CaseIterable {
         case fit, stretch, fill, crop
         var scaling: DetectionOptions.Scaling {
-            switch self {
-            case .fit: return .scaleFit
-            case .stretch: return .stretch
-            case .fill: return .scaleFill
-            case .crop: return .centerCrop
-            }
+            OptionText.scalings.first { $0.name == rawValue }!.scaling
         }
     }
 
@@ -99,8 +95,12 @@ struct Detect: ParsableCommand, KernelSelecting {
         guard !paths.isEmpty || filesFrom != nil else { throw ValidationError("give at least one image file or folder (or --files-from)") }
         if nullSeparated && filesFrom == nil { throw ValidationError("-0/--null applies to --files-from") }
         if resume != nil && format == .json { throw ValidationError("--resume writes JSONL (one object per image); leave out --format json") }
-        if let conf, !(conf >= 0 && conf < 1) { throw ValidationError("--conf must be in [0, 1), got \(conf)") }
-        guard iou > 0, iou <= 1 else { throw ValidationError("--iou must be in (0, 1], got \(iou)") }
+        do {
+            if let conf { _ = try OptionText.confidence(conf, name: "--conf") }
+            _ = try OptionText.iou(iou, name: "--iou")
+        } catch let error as YOLOError {
+            throw ValidationError("\(error)")
+        }
         if let maxDetections, maxDetections < 1 { throw ValidationError("--max-det must be at least 1") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
     }
@@ -126,13 +126,7 @@ struct Detect: ParsableCommand, KernelSelecting {
         options.scaling = scale?.scaling
         options.classAgnostic = agnostic
         options.maximumDetections = maxDetections
-        if let roi {
-            let parts = roi.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-            guard parts.count == 4, let x = parts[0], let y = parts[1], let w = parts[2], let h = parts[3] else {
-                throw YOLOError.invalidArgument("--roi must be x,y,w,h (four numbers in [0, 1]), got '\(roi)'")
-            }
-            options.regionOfInterest = Rect(x: x, y: y, width: w, height: h)
-        }
+        if let roi { options.regionOfInterest = try OptionText.region(roi, name: "--roi") }
         if let size {
             if size.lowercased() == "auto" {
                 options.inputSize = .automatic(pixelBudget: 416 * 416)
@@ -140,13 +134,7 @@ struct Detect: ParsableCommand, KernelSelecting {
                 options.inputSize = .fixed(width: w, height: h)
             }
         }
-        if let classes {
-            let names = classes.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            guard !names.isEmpty else {
-                throw YOLOError.invalidArgument("--classes needs at least one class name or index (leave it out to report every class)")
-            }
-            options.classes = Set(names.map { Int($0).map(DetectionOptions.ClassSelector.index) ?? .label($0) })
-        }
+        if let classes { options.classes = try OptionText.classes(classes, name: "--classes") }
         options.memoryBudget = model.memoryBudgetBytes
         return options
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import YOLOReport
 @_spi(Engine) import YOLO
 import YOLOVideo
 

@@ -1,4 +1,5 @@
 import Foundation
+import YOLOReport
 @_spi(Engine) import YOLO
 
 extension Eval {

@@ -1,4 +1,5 @@
 import Foundation
+import YOLOReport
 @_spi(Engine) import YOLO
 
 /// What `yolo eval` prints: the 12 figures (pycocotools' layout or JSON), what they cover, per-class AP.

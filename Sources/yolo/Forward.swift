@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import YOLOReport
 @_spi(Engine) import YOLO
 
 struct Forward: ParsableCommand, KernelSelecting {

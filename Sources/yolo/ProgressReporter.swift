@@ -1,4 +1,5 @@
 import Foundation
+import YOLOReport
 
 /// Progress of a long loop on stderr: a redrawn bar with rate and ETA on a terminal, plain lines otherwise
 /// (about every 10 % or 30 s) so logs stay readable.

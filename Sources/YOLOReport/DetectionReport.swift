@@ -2,26 +2,33 @@ import Foundation
 @_spi(Engine) import YOLO
 
 /// What `yolo detect` prints for one image.
-struct DetectionReport {
-    var path: String
-    var image: Image
-    var detections: [Detection]
-    var elapsed: Duration
+package struct DetectionReport {
+    package var path: String
+    package var image: Image
+    package var detections: [Detection]
+    package var elapsed: Duration
+
+    package init(path: String, image: Image, detections: [Detection], elapsed: Duration) {
+        self.path = path
+        self.image = image
+        self.detections = detections
+        self.elapsed = elapsed
+    }
 
     /// Pixel corners in the upright original, clipped to it.
-    func corners(_ detection: Detection) -> (Double, Double, Double, Double) {
+    package func corners(_ detection: Detection) -> (Double, Double, Double, Double) {
         let r = detection.clippedBox.scaled(width: Double(image.sourceWidth), height: Double(image.sourceHeight))
         return (r.minX, r.minY, r.maxX, r.maxY)
     }
 
     /// Darknet-like text: a header line, then `label: NN%  x1,y1 x2,y2` per detection.
-    func text() -> String {
+    package func text() -> String {
         let header = "\(path): \(image.sourceWidth)x\(image.sourceHeight), \(detections.count) object\(detections.count == 1 ? "" : "s") (\(elapsed.formattedMilliseconds))"
         return ([header] + detectionLines()).joined(separator: "\n")
     }
 
     /// One JSON object: image, width, height, detections [label, classIndex, confidence, box, labels, objectness].
-    func json(pretty: Bool) -> String {
+    package func json(pretty: Bool) -> String {
         let items = detectionItems()
         let head = "\"image\": \(JSON.string(path)), \"width\": \(image.sourceWidth), \"height\": \(image.sourceHeight), "
             + "\"time_ms\": \(JSON.number(elapsed.milliseconds))"
@@ -33,7 +40,7 @@ struct DetectionReport {
     }
 
     /// One JSON object per detection.
-    func detectionItems() -> [String] {
+    package func detectionItems() -> [String] {
         detections.map { d -> String in
             let (x1, y1, x2, y2) = corners(d)
             let labels = d.labels.map { "{\"label\": \(JSON.string($0.label)), \"classIndex\": \($0.classIndex), \"confidence\": \(JSON.number($0.confidence))}" }
@@ -44,7 +51,7 @@ struct DetectionReport {
     }
 
     /// The detection lines of `text()` (without its header).
-    func detectionLines() -> [String] {
+    package func detectionLines() -> [String] {
         detections.map { d in
             let (x1, y1, x2, y2) = corners(d)
             let others = d.labels.dropFirst().map { "\($0.label) \(Int(($0.confidence * 100).rounded()))%" }
@@ -55,8 +62,8 @@ struct DetectionReport {
 }
 
 /// Minimal JSON text helpers (exact control over field order and number format).
-enum JSON {
-    static func string(_ s: String) -> String {
+package enum JSON {
+    package static func string(_ s: String) -> String {
         var out = "\""
         for scalar in s.unicodeScalars {
             switch scalar {
@@ -72,7 +79,7 @@ enum JSON {
         return out + "\""
     }
 
-    static func number(_ value: Double, decimals: Int = 3) -> String {
+    package static func number(_ value: Double, decimals: Int = 3) -> String {
         guard value.isFinite else { return "null" }
         var text = String(format: "%.\(decimals)f", value)
         while text.contains("."), text.hasSuffix("0") { text.removeLast() }
@@ -80,5 +87,5 @@ enum JSON {
         return text == "-0" ? "0" : text
     }
 
-    static func number(_ value: Float) -> String { number(Double(value), decimals: 6) }
+    package static func number(_ value: Float) -> String { number(Double(value), decimals: 6) }
 }

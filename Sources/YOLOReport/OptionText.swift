@@ -1,0 +1,48 @@
+import Foundation
+@_spi(Engine) import YOLO
+
+/// Detection options as text, parsed the same way by `yolo detect`'s flags and `yolo serve`'s query and
+/// form fields. `name` is how the caller names the option in an error (`--roi`, `roi`).
+package enum OptionText {
+    /// Scaling names and what they mean.
+    package static let scalings: [(name: String, scaling: DetectionOptions.Scaling)] = [
+        ("fit", .scaleFit), ("stretch", .stretch), ("fill", .scaleFill), ("crop", .centerCrop),
+    ]
+
+    package static func scaling(_ text: String, name: String) throws -> DetectionOptions.Scaling {
+        guard let found = scalings.first(where: { $0.name == text.lowercased() }) else {
+            throw YOLOError.invalidArgument("\(name) must be one of \(scalings.map(\.name).joined(separator: ", ")), got '\(text)'")
+        }
+        return found.scaling
+    }
+
+    /// `x,y,w,h`, normalized to the upright image.
+    package static func region(_ text: String, name: String) throws -> Rect {
+        let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard parts.count == 4, let x = parts[0], let y = parts[1], let w = parts[2], let h = parts[3] else {
+            throw YOLOError.invalidArgument("\(name) must be x,y,w,h (four numbers in [0, 1]), got '\(text)'")
+        }
+        return Rect(x: x, y: y, width: w, height: h)
+    }
+
+    /// Comma-separated class names or indices.
+    package static func classes(_ text: String, name: String) throws -> Set<DetectionOptions.ClassSelector> {
+        let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !names.isEmpty else {
+            throw YOLOError.invalidArgument("\(name) needs at least one class name or index (leave it out to report every class)")
+        }
+        return Set(names.map { Int($0).map(DetectionOptions.ClassSelector.index) ?? .label($0) })
+    }
+
+    /// A confidence threshold in [0, 1).
+    package static func confidence(_ value: Float, name: String) throws -> Float {
+        guard value >= 0 && value < 1 else { throw YOLOError.invalidArgument("\(name) must be in [0, 1), got \(value)") }
+        return value
+    }
+
+    /// An IoU threshold in (0, 1].
+    package static func iou(_ value: Float, name: String) throws -> Float {
+        guard value > 0 && value <= 1 else { throw YOLOError.invalidArgument("\(name) must be in (0, 1], got \(value)") }
+        return value
+    }
+}

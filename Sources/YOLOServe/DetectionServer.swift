@@ -1,0 +1,58 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import UnixSignals
+@_spi(Engine) import YOLO
+
+/// `yolo serve`: one `Detector` shared by every request, behind Hummingbird's HTTP server.
+///
+/// SIGTERM or SIGINT starts a graceful shutdown: first the service stops admitting detections (503,
+/// `/readyz` 503), then the HTTP server closes its listening socket, lets the requests it holds finish
+/// and closes idle connections; `run()` then returns.
+package struct DetectionServer: Sendable {
+    package let detector: Detector
+    package let configuration: ServeConfiguration
+    package let admission: Admission
+    package let metrics: ServeMetrics
+    let logger: Logger
+
+    package init(detector: Detector, configuration: ServeConfiguration, logger: Logger) {
+        self.detector = detector
+        self.configuration = configuration
+        self.admission = Admission(slots: configuration.slots, queue: configuration.queue)
+        self.metrics = ServeMetrics(slots: configuration.slots, queue: configuration.queue)
+        self.logger = logger
+    }
+
+    /// Serves until SIGTERM/SIGINT (or `signals` when given) and the drain are done. `onListening` gets
+    /// the bound port (useful with port 0).
+    package func run(signals: [UnixSignal] = [.sigterm, .sigint], onListening: @escaping @Sendable (Int) -> Void) async throws {
+        let service = DetectionService(detector: detector, configuration: configuration, admission: admission,
+                                       metrics: metrics, logger: logger)
+        let app = Application(
+            responder: service,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "yolo-serve"),
+            onServerRunning: { channel in onListening(channel.localAddress?.port ?? 0) },
+            logger: logger)
+        let admission = self.admission
+        let logger = self.logger
+        // Services shut down in reverse order: the drain switch first, then the HTTP server.
+        let drain = DrainSwitch {
+            admission.drain()
+            logger.info("shutting down: finishing \(admission.running + admission.waiting) admitted request(s), refusing new ones")
+        }
+        let group = ServiceGroup(configuration: .init(services: [app, drain], gracefulShutdownSignals: signals, logger: logger))
+        try await group.run()
+    }
+}
+
+/// Waits for the graceful shutdown, then calls `action` and ends.
+private struct DrainSwitch: Service {
+    let action: @Sendable () -> Void
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        action()
+    }
+}

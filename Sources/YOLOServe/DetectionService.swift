@@ -1,0 +1,237 @@
+import Foundation
+import Hummingbird
+import Logging
+@_spi(Engine) import YOLO
+import YOLOReport
+
+/// Answers the server's endpoints (docs/openapi.yaml):
+///
+/// - `POST /v1/detect`: JPEG or PNG bytes, or a `multipart/form-data` form with an `image` part; options
+///   as query parameters or form fields (`RequestOptions`); answers what `yolo detect --format json`
+///   prints for one image.
+/// - `GET /v1/models`, `GET /healthz`, `GET /readyz`, `GET /metrics`.
+///
+/// Every error is `{"error": "..."}` with its status. Each request is logged at info on one line.
+package struct DetectionService: HTTPResponder {
+    package typealias Context = BasicRequestContext
+
+    let detector: Detector
+    let configuration: ServeConfiguration
+    let admission: Admission
+    let metrics: ServeMetrics
+    let logger: Logger
+
+    package init(detector: Detector, configuration: ServeConfiguration, admission: Admission, metrics: ServeMetrics, logger: Logger) {
+        self.detector = detector
+        self.configuration = configuration
+        self.admission = admission
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// The endpoints and their methods; any other path is 404, another method 405.
+    static let routes: [String: HTTPRequest.Method] = [
+        "/v1/detect": .post, "/v1/models": .get, "/healthz": .get, "/readyz": .get, "/metrics": .get,
+    ]
+
+    /// What one request did, for its log line.
+    private struct Outcome {
+        var detections: Int?
+        var bytes: Int?
+        var image: String?
+    }
+
+    package func respond(to request: Request, context: Context) async throws -> Response {
+        let start = ContinuousClock.now
+        let path = request.uri.path
+        var outcome = Outcome()
+        var response: Response
+        do {
+            response = try await route(request, path: path, outcome: &outcome)
+        } catch {
+            response = Self.error(error)
+        }
+        let elapsed = ContinuousClock.now - start
+        let route = Self.routes[path] != nil ? path : "other"
+        metrics.request(route: route, method: request.method.rawValue, status: response.status.code, duration: elapsed)
+        var metadata: Logger.Metadata = ["status": "\(response.status.code)", "ms": "\(JSON.number(elapsed.milliseconds))"]
+        if let detections = outcome.detections { metadata["detections"] = "\(detections)" }
+        if let bytes = outcome.bytes { metadata["bytes"] = "\(bytes)" }
+        if let image = outcome.image { metadata["image"] = "\(image)" }
+        logger.info("\(request.method.rawValue) \(request.uri)", metadata: metadata)
+        return response
+    }
+
+    private func route(_ request: Request, path: String, outcome: inout Outcome) async throws(ServeError) -> Response {
+        guard let method = Self.routes[path] else {
+            throw ServeError(.notFound, "no such endpoint: \(request.method.rawValue) \(path) (endpoints: \(Self.routes.keys.sorted().joined(separator: ", ")))")
+        }
+        guard request.method == method || (method == .get && request.method == .head) else {
+            throw ServeError(.methodNotAllowed, "\(path) takes \(method.rawValue), not \(request.method.rawValue)", headers: [.allow: method.rawValue])
+        }
+        switch path {
+        case "/healthz":
+            return Self.json(.ok, "{\"status\": \"ok\"}")
+        case "/readyz":
+            if admission.isDraining { throw ServeError(.serviceUnavailable, "shutting down") }
+            return Self.json(.ok, "{\"status\": \"ready\"}")
+        case "/metrics":
+            let text = metrics.exposition(waiting: admission.waiting, running: admission.running)
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(string: text)))
+        case "/v1/models":
+            return Self.json(.ok, modelsJSON())
+        default:
+            return try await detect(request, outcome: &outcome)
+        }
+    }
+
+    /// The model, its classes and input, and how the server runs it.
+    private func modelsJSON() -> String {
+        let model = detector.model
+        let input = model.description.inputShape
+        let scaling = OptionText.scalings.first { $0.scaling == model.preferredScaling }?.name ?? model.preferredScaling.rawValue
+        return "{\"model\": \(JSON.string(configuration.modelName)), "
+            + "\"classes\": [\(model.labels.map(JSON.string).joined(separator: ", "))], "
+            + "\"input\": {\"width\": \(input.width), \"height\": \(input.height), \"channels\": \(input.channels)}, "
+            + "\"scale\": \(JSON.string(scaling)), \"kernel_family\": \(JSON.string(KernelFamily.active.name.rawValue)), "
+            + "\"slots\": \(admission.slots), \"threads_per_slot\": \(detector.threads), \"queue\": \(admission.queue), "
+            + "\"max_body_bytes\": \(configuration.maxBodyBytes), \"max_pixels\": \(configuration.maxPixels)}"
+    }
+
+    private static let mediaTypes = ["image/jpeg", "image/png", "multipart/form-data"]
+
+    private func detect(_ request: Request, outcome: inout Outcome) async throws(ServeError) -> Response {
+        // Refusals that need no body come first: nothing is read that will not be used.
+        if admission.isDraining {
+            metrics.rejected("draining")
+            throw ServeError(.serviceUnavailable, "shutting down: no new requests")
+        }
+        let contentType = request.headers[.contentType] ?? ""
+        let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        guard Self.mediaTypes.contains(mediaType) || mediaType == "image/jpg" else {
+            throw ServeError(.unsupportedMediaType, contentType.isEmpty
+                ? "no Content-Type: send image/jpeg or image/png bytes, or multipart/form-data with an 'image' part"
+                : "Content-Type \(contentType) is not accepted: send image/jpeg, image/png or multipart/form-data")
+        }
+        var boundary: String?
+        if mediaType == "multipart/form-data" {
+            guard let found = MultipartForm.boundary(inContentType: contentType) else {
+                throw ServeError(.badRequest, "multipart/form-data needs a boundary parameter (1 to 70 characters)")
+            }
+            boundary = found
+        }
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > configuration.maxBodyBytes {
+            metrics.rejected("too_large")
+            throw ServeError(.contentTooLarge, "the body is \(length) bytes; the limit is \(configuration.maxBodyBytes) (--max-body)")
+        }
+        var fields: [String: String] = [:]
+        for (name, value) in request.uri.queryParameters { fields[String(name)] = String(value) }
+        // Options are checked before the body is read, so a bad option costs no upload.
+        _ = try options(fields)
+
+        do {
+            try admission.enter()
+        } catch .full {
+            metrics.rejected("queue_full")
+            throw ServeError(.tooManyRequests, "busy: all \(admission.slots) slots and \(admission.queue) queue places are taken; retry later",
+                             headers: [.retryAfter: String(configuration.retryAfterSeconds)])
+        } catch {
+            metrics.rejected("draining")
+            throw ServeError(.serviceUnavailable, "shutting down: no new requests")
+        }
+        defer { admission.leave() }
+
+        var body: Data
+        do {
+            let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
+            body = Data(buffer.readableBytesView)
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+            metrics.rejected("too_large")
+            throw ServeError(.contentTooLarge, "the body is larger than the limit of \(configuration.maxBodyBytes) bytes (--max-body)")
+        } catch {
+            throw ServeError(.badRequest, "could not read the body: \(error)")
+        }
+        outcome.bytes = body.count
+        var name = "-"
+        if let boundary {
+            let form: MultipartForm
+            do { form = try MultipartForm(body: body, boundary: boundary) } catch { throw ServeError(.badRequest, "multipart body: \(error.message)") }
+            guard let image = form.parts.first(where: { $0.name == "image" }) else {
+                throw ServeError(.badRequest, "the form has no 'image' part (parts: \(form.parts.map(\.name).joined(separator: ", ")))")
+            }
+            for part in form.parts where part.name != "image" { fields[part.name] = String(decoding: part.data, as: UTF8.self) }
+            body = image.data
+            name = image.filename ?? name
+        }
+        outcome.image = name
+        guard !body.isEmpty else { throw ServeError(.badRequest, "the image is empty (0 bytes)") }
+        let options = try options(fields)
+
+        var decoding = detector.decodingOptions(for: options)
+        decoding.maxPixels = min(decoding.maxPixels, configuration.maxPixels)
+        let detector = self.detector
+        let metrics = self.metrics
+        let imageBytes = body
+        let imageName = name
+        let decodingOptions = decoding
+        let result: Result<DetectionReport, any Error>
+        do {
+            result = .success(try await admission.run {
+                let start = ContinuousClock.now
+                let image = try Image(data: imageBytes, name: imageName, options: decodingOptions)
+                // `yolo detect` warns and goes on with a truncated JPEG (libjpeg fills the rest with gray); a
+                // service tells its client instead, whose upload was probably cut short. Other warnings
+                // (junk bytes between markers) leave the image whole and are let through.
+                if let cut = image.decodeWarnings.first(where: { $0.localizedCaseInsensitiveContains("premature end") }) {
+                    throw YOLOError.invalidImage(path: imageName, message: "the image is truncated (\(cut))")
+                }
+                let detections = try detector.detect(image, options: options)
+                let elapsed = ContinuousClock.now - start
+                metrics.inference(elapsed)
+                return DetectionReport(path: imageName, image: image, detections: detections, elapsed: elapsed)
+            })
+        } catch {
+            result = .failure(error)
+        }
+        switch result {
+        case .success(let report):
+            outcome.detections = report.detections.count
+            return Self.json(.ok, report.json(pretty: false))
+        case .failure(let error as YOLOError):
+            switch error {
+            case .invalidImage, .invalidArgument, .invalidFile: throw ServeError(.badRequest, "\(error)")
+            default: throw ServeError(.internalServerError, "\(error)")
+            }
+        case .failure(let error):
+            throw ServeError(.internalServerError, "\(error)")
+        }
+    }
+
+    /// Request options, checked against the model (class names, region); a bad one is a 400.
+    private func options(_ fields: [String: String]) throws(ServeError) -> DetectionOptions {
+        do {
+            let options = try RequestOptions.parse(fields, memoryBudget: configuration.memoryBudget)
+            try detector.validate(options)
+            return options
+        } catch {
+            throw ServeError(.badRequest, "\(error)")
+        }
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ text: String, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
+    }
+
+    static func error(_ error: ServeError) -> Response {
+        json(error.status, "{\"error\": \(JSON.string(error.message))}", headers: error.headers)
+    }
+}
+
+extension MultipartForm.Failure {
+    var message: String {
+        switch self { case .malformed(let text): return text }
+    }
+}

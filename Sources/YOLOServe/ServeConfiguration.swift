@@ -1,0 +1,22 @@
+/// How `yolo serve` listens and how much work it takes on.
+package struct ServeConfiguration: Sendable {
+    package var host = "127.0.0.1"
+    /// 0 picks a free port (the server reports the one it got).
+    package var port = 8080
+    /// Inferences that run at once.
+    package var slots = 2
+    /// Requests that may wait for a slot; more are refused with 429.
+    package var queue = 8
+    /// The largest request body, in bytes (larger: 413).
+    package var maxBodyBytes = 20 << 20
+    /// The largest image, in pixels, a request may send (its header is read before any pixel memory).
+    package var maxPixels = 40_000_000
+    /// The most working memory one request's network may need (a request's `size` beyond it: 400).
+    package var memoryBudget = 1 << 30
+    /// What a 429 tells clients to wait, in seconds.
+    package var retryAfterSeconds = 1
+    /// The model's name, as `/v1/models` reports it.
+    package var modelName = "model"
+
+    package init() {}
+}

@@ -1,0 +1,116 @@
+import ArgumentParser
+import Foundation
+import Logging
+@_spi(Engine) import YOLO
+import YOLOServe
+
+struct Serve: ParsableCommand, KernelSelecting {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve detection over HTTP (POST /v1/detect; GET /v1/models, /healthz, /readyz, /metrics).",
+        discussion: """
+            POST an image's JPEG or PNG bytes (Content-Type image/jpeg or image/png), or a multipart/form-data \
+            form with an 'image' part, to /v1/detect; options as query parameters or form fields: conf, iou, \
+            classes, scale, roi, max_det, agnostic (as yolo detect's flags). The answer is the JSON object yolo \
+            detect --format json prints for one image; errors are {"error": "..."} (400 bad image or option, \
+            413 body too large, 415 media type, 429 busy with Retry-After, 503 shutting down). The API is \
+            described in docs/openapi.yaml.
+
+            One model serves every request; --slots inferences run at once (one thread each by default: \
+            throughput over latency), --queue more wait, any beyond are refused at once with 429. SIGTERM or \
+            Ctrl-C stops accepting, finishes the admitted requests and exits 0. One log line per request on \
+            stderr; Prometheus metrics on /metrics.
+
+            Example: curl --data-binary @photo.jpg -H 'Content-Type: image/jpeg' 'http://127.0.0.1:8080/v1/detect?conf=0.3'
+            """)
+
+    @OptionGroup var model: ModelOptions
+    @OptionGroup var kernelOptions: KernelOptions
+
+    @Option(help: "Address to listen on (0.0.0.0 for every interface).")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on (0: any free port, reported on stderr).")
+    var port = 8080
+
+    @Option(help: "Inferences that run at once (default: one per core).")
+    var slots: Int?
+
+    @Option(help: "Requests that may wait for a slot; beyond slots + queue, requests get 429 at once (default: 4 per slot).")
+    var queue: Int?
+
+    @Option(help: "Worker threads per inference (default 1: the slots use the cores).")
+    var threads = 1
+
+    @Option(name: .customLong("max-body"), help: ArgumentHelp("The largest request body, e.g. 20MB, 512K (a number alone is MiB); larger gets 413.", valueName: "size"))
+    var maxBody = "20MB"
+
+    @Option(name: .customLong("max-pixels"), help: "The largest image a request may send, in megapixels (its header is checked before any pixel memory is taken).")
+    var maxMegapixels: Double = 40
+
+    @Option(name: .customLong("log-level"), help: "Log level: trace, debug, info (one line per request), notice, warning, error, critical.")
+    var logLevel = "info"
+
+    func validate() throws {
+        if let slots, slots < 1 { throw ValidationError("--slots must be at least 1") }
+        if let queue, queue < 0 { throw ValidationError("--queue must be 0 or more") }
+        guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0...65535, got \(port)") }
+        guard MemoryBudget.parse(maxBody) != nil else { throw ValidationError("--max-body must be a size such as 20MB or 512K; got '\(maxBody)'") }
+        guard maxMegapixels > 0, maxMegapixels <= 1000 else { throw ValidationError("--max-pixels must be in (0, 1000] megapixels") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")); got '\(logLevel)'")
+        }
+    }
+
+    /// The model's name as /v1/models reports it: its file name without the extension.
+    var modelName: String {
+        let path = model.modelFile ?? model.cfg ?? Defaults.modelFile ?? Defaults.cfg
+        return ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+    }
+
+    func run() throws {
+        // The server drains on SIGTERM/SIGINT and exits 0; it writes no files.
+        FileIO.stopRemovingTemporariesOnSignals()
+        var configuration = ServeConfiguration()
+        configuration.host = host
+        configuration.port = port
+        configuration.slots = slots ?? Parallel.coreCount
+        configuration.queue = queue ?? 4 * configuration.slots
+        configuration.maxBodyBytes = MemoryBudget.parse(maxBody)!
+        configuration.maxPixels = Int(maxMegapixels * 1_000_000)
+        configuration.modelName = modelName
+        configuration.memoryBudget = model.memoryBudget == nil ? 1 << 30 : model.memoryBudgetBytes
+
+        let level = Logger.Level(rawValue: logLevel)!
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "yolo.serve")
+
+        let start = ContinuousClock.now
+        let detector = try Detector(model: model.load(residency: .expanded), algorithm: .auto, threads: threads)
+        // One detection before listening builds the network and its packed weights, so /readyz is true
+        // only when the first request will be as fast as the rest.
+        _ = try detector.detect(Image(width: 64, height: 48, pixels: [UInt8](repeating: 128, count: 64 * 48 * 3)))
+        let loaded = ContinuousClock.now - start
+
+        let server = DetectionServer(detector: detector, configuration: configuration, logger: logger)
+        let summary = "\(configuration.modelName), \(configuration.slots) slot(s) × \(threads) thread(s), queue \(configuration.queue), "
+            + "kernel \(KernelFamily.active.name.rawValue), loaded in \(Int(loaded.milliseconds)) ms"
+        let host = configuration.host
+        do {
+            try blockingAwait {
+                try await server.run { port in
+                    printError("yolo: serving \(summary) on http://\(host):\(port)")
+                }
+            }
+        } catch let error as YOLOError {
+            throw error
+        } catch {
+            throw YOLOError.invalidArgument("cannot serve on \(configuration.host):\(configuration.port): \(error)")
+        }
+        printError("yolo: stopped")
+    }
+}

@@ -2,7 +2,7 @@ import Foundation
 @_spi(Engine) import YOLO
 
 /// What `yolo detect` prints for one image.
-package struct DetectionReport {
+package struct DetectionReport: Sendable {
     package var path: String
     package var image: Image
     package var detections: [Detection]

@@ -15,6 +15,7 @@ package struct DetectionServer: Sendable {
     package let configuration: ServeConfiguration
     package let admission: Admission
     package let metrics: ServeMetrics
+    package let service: DetectionService
     let logger: Logger
 
     package init(detector: Detector, configuration: ServeConfiguration, logger: Logger) {
@@ -23,13 +24,12 @@ package struct DetectionServer: Sendable {
         self.admission = Admission(slots: configuration.slots, queue: configuration.queue)
         self.metrics = ServeMetrics(slots: configuration.slots, queue: configuration.queue)
         self.logger = logger
+        service = DetectionService(detector: detector, configuration: configuration, admission: admission, metrics: metrics, logger: logger)
     }
 
     /// Serves until SIGTERM/SIGINT (or `signals` when given) and the drain are done. `onListening` gets
     /// the bound port (useful with port 0).
     package func run(signals: [UnixSignal] = [.sigterm, .sigint], onListening: @escaping @Sendable (Int) -> Void) async throws {
-        let service = DetectionService(detector: detector, configuration: configuration, admission: admission,
-                                       metrics: metrics, logger: logger)
         let app = Application(
             responder: service,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "yolo-serve"),
@@ -54,5 +54,53 @@ private struct DrainSwitch: Service {
     func run() async throws {
         try? await gracefulShutdown()
         action()
+    }
+}
+
+/// What `clients` callers that each send the next request as soon as the last is answered get from the
+/// server's own admission and detection path, without HTTP: the in-process baseline for load tests.
+package struct InProcessLoad: Sendable {
+    package var requests: Int
+    package var seconds: Double
+    /// Per-request latencies in seconds, sorted.
+    package var latencies: [Double]
+
+    package var throughput: Double { Double(requests) / seconds }
+
+    package func percentile(_ p: Double) -> Double {
+        guard !latencies.isEmpty else { return .nan }
+        return latencies[min(latencies.count - 1, Int((p / 100 * Double(latencies.count)).rounded(.up)) - 1)]
+    }
+}
+
+extension DetectionServer {
+    package func inProcessLoad(image: Data, clients: Int, duration: Duration) async throws -> InProcessLoad {
+        let options = DetectionOptions()
+        let service = self.service
+        let admission = self.admission
+        let start = ContinuousClock.now
+        let deadline = start + duration
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for _ in 0..<clients {
+                group.addTask {
+                    var mine: [Double] = []
+                    while ContinuousClock.now < deadline {
+                        let begin = ContinuousClock.now
+                        try admission.enter()
+                        defer { admission.leave() }
+                        _ = try await service.detection(image, name: "-", options: options).json(pretty: false)
+                        let elapsed = ContinuousClock.now - begin
+                        mine.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                    }
+                    return mine
+                }
+            }
+            var all: [Double] = []
+            for try await part in group { all += part }
+            return all
+        }
+        let total = ContinuousClock.now - start
+        return InProcessLoad(requests: latencies.count, seconds: Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18,
+                             latencies: latencies.sorted())
     }
 }

@@ -168,29 +168,9 @@ package struct DetectionService: HTTPResponder {
         guard !body.isEmpty else { throw ServeError(.badRequest, "the image is empty (0 bytes)") }
         let options = try options(fields)
 
-        var decoding = detector.decodingOptions(for: options)
-        decoding.maxPixels = min(decoding.maxPixels, configuration.maxPixels)
-        let detector = self.detector
-        let metrics = self.metrics
-        let imageBytes = body
-        let imageName = name
-        let decodingOptions = decoding
         let result: Result<DetectionReport, any Error>
         do {
-            result = .success(try await admission.run {
-                let start = ContinuousClock.now
-                let image = try Image(data: imageBytes, name: imageName, options: decodingOptions)
-                // `yolo detect` warns and goes on with a truncated JPEG (libjpeg fills the rest with gray); a
-                // service tells its client instead, whose upload was probably cut short. Other warnings
-                // (junk bytes between markers) leave the image whole and are let through.
-                if let cut = image.decodeWarnings.first(where: { $0.localizedCaseInsensitiveContains("premature end") }) {
-                    throw YOLOError.invalidImage(path: imageName, message: "the image is truncated (\(cut))")
-                }
-                let detections = try detector.detect(image, options: options)
-                let elapsed = ContinuousClock.now - start
-                metrics.inference(elapsed)
-                return DetectionReport(path: imageName, image: image, detections: detections, elapsed: elapsed)
-            })
+            result = .success(try await detection(body, name: name, options: options))
         } catch {
             result = .failure(error)
         }
@@ -205,6 +185,30 @@ package struct DetectionService: HTTPResponder {
             }
         case .failure(let error):
             throw ServeError(.internalServerError, "\(error)")
+        }
+    }
+
+    /// Decodes and detects in a slot (waiting for one first): the work of one admitted request, also
+    /// what `yolo bench-serve` times without HTTP around it.
+    package func detection(_ bytes: Data, name: String, options: DetectionOptions) async throws -> DetectionReport {
+        var decoding = detector.decodingOptions(for: options)
+        decoding.maxPixels = min(decoding.maxPixels, configuration.maxPixels)
+        let detector = self.detector
+        let metrics = self.metrics
+        let decodingOptions = decoding
+        return try await admission.run {
+            let start = ContinuousClock.now
+            let image = try Image(data: bytes, name: name, options: decodingOptions)
+            // `yolo detect` warns and goes on with a truncated JPEG (libjpeg fills the rest with gray); a
+            // service tells its client instead, whose upload was probably cut short. Other warnings
+            // (junk bytes between markers) leave the image whole and are let through.
+            if let cut = image.decodeWarnings.first(where: { $0.localizedCaseInsensitiveContains("premature end") }) {
+                throw YOLOError.invalidImage(path: name, message: "the image is truncated (\(cut))")
+            }
+            let detections = try detector.detect(image, options: options)
+            let elapsed = ContinuousClock.now - start
+            metrics.inference(elapsed)
+            return DetectionReport(path: name, image: image, detections: detections, elapsed: elapsed)
         }
     }
 

@@ -8,7 +8,7 @@ RELEASE := .build/release/yolo
 # folder (other flags than `make build`: sharing one would rebuild everything at each switch).
 TEST_FLAGS := -c release -Xswiftc -enable-testing --scratch-path .build/test
 
-.PHONY: all deps weights calibration mot model build demo test bench clean check-isa check-dependency fuzz fuzz-mutate asan tsan soak docs
+.PHONY: all deps weights calibration mot model build demo test bench clean check-isa check-dependency fuzz fuzz-mutate asan tsan soak docs serve-load
 
 all: build
 
@@ -104,6 +104,11 @@ docs: deps
 
 clean:
 	rm -rf .build out
+
+# `yolo serve` under load on loopback (hey at concurrency 1, 4, 32; RSS over 20,000 requests) against the
+# in-process baseline; DURATION (s per run) and REQUESTS override (docs/SERVING.md). Not part of `make test`.
+serve-load: model
+	bash scripts/serve-load.sh
 
 # package-benchmark suites (a separate package in Benchmarks/); not part of `make test`.
 bench: model

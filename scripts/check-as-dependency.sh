@@ -58,6 +58,13 @@ grep -q '^cup ' <<<"$output" || { echo "check-as-dependency: no cup found in Sam
 named=$(cd "$work" && env -u SWIFTYOLO_MODEL -u SWIFTYOLO_MODEL_DIR "$work/app/.build/release/app" "$root/Samples/astronaut.png")
 echo "$named"
 grep -q '^named person ' <<<"$named" || { echo "check-as-dependency: Detector(named: .yolov4Tiny) found no person in Samples/astronaut.png" >&2; exit 1; }
+# A program that uses only YOLO (and YOLOModels) links neither FFmpeg (YOLOVideo) nor the server (YOLOServe).
+if ldd "$work/app/.build/release/app" | grep -q libavformat; then
+  echo "check-as-dependency: the app links FFmpeg, though it uses only YOLO" >&2; exit 1
+fi
+if nm "$work/app/.build/release/app" | grep -q -e Hummingbird -e 9YOLOServe; then
+  echo "check-as-dependency: the app contains Hummingbird or YOLOServe code, though it uses only YOLO" >&2; exit 1
+fi
 # The app's binary gets the same disassembly checks as ours: kernels compiled for their ISA, nothing
 # higher-ISA outside them, and no SIMD code left unspecialized across the module boundary.
 bash "$root/scripts/check-isa.sh" "$work/app/.build/release/app"

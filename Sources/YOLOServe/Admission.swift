@@ -60,6 +60,9 @@ package final class Admission: Sendable {
     /// Requests admitted and not yet running (waiting for a slot or still sending their body).
     package var waiting: Int { state.withLock { $0.admitted - $0.running } }
 
+    /// Requests waiting for a slot in `run` now.
+    package var queued: Int { state.withLock { $0.waiters.count } }
+
     /// Inferences running now.
     package var running: Int { state.withLock { $0.running } }
 

@@ -69,8 +69,6 @@ struct Serve: ParsableCommand, KernelSelecting {
     }
 
     func run() throws {
-        // The server drains on SIGTERM/SIGINT and exits 0; it writes no files.
-        FileIO.stopRemovingTemporariesOnSignals()
         var configuration = ServeConfiguration()
         configuration.host = host
         configuration.port = port
@@ -100,6 +98,9 @@ struct Serve: ParsableCommand, KernelSelecting {
         let summary = "\(configuration.modelName), \(configuration.slots) slot(s) × \(threads) thread(s), queue \(configuration.queue), "
             + "kernel \(KernelFamily.active.name.rawValue), loaded in \(Int(loaded.milliseconds)) ms"
         let host = configuration.host
+        // From here SIGTERM/SIGINT drain the server, which then exits 0 (it writes no files); before, while
+        // the model loads, they end the process at once as for every command.
+        FileIO.stopRemovingTemporariesOnSignals()
         do {
             try blockingAwait {
                 try await server.run { port in

@@ -162,7 +162,11 @@ package struct DetectionService: HTTPResponder {
             }
             for part in form.parts where part.name != "image" { fields[part.name] = String(decoding: part.data, as: UTF8.self) }
             body = image.data
-            name = image.filename ?? name
+            // The client's file name goes into the answer and the log line: no control characters, 255 at most.
+            if let filename = image.filename {
+                let printable = String(String.UnicodeScalarView(filename.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
+                name = printable.isEmpty ? name : String(printable.prefix(255))
+            }
         }
         outcome.image = name
         guard !body.isEmpty else { throw ServeError(.badRequest, "the image is empty (0 bytes)") }

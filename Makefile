@@ -90,7 +90,7 @@ asan: weights calibration
 	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp $(SWIFT) test --skip-build $(call SANITIZED,asan,address)
 tsan: weights calibration
 	$(SWIFT) build --build-tests $(call SANITIZED,tsan,thread)
-	$(SWIFT) test --skip-build $(call SANITIZED,tsan,thread)
+	TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/tsan.supp $(SWIFT) test --skip-build $(call SANITIZED,tsan,thread)
 
 # 10,000 detections in one process (RSS at 1,000 and at 10,000) and 10,000 concurrent calls from
 # 8 threads checked against serial results (Benchmarks/Soak/main.swift).

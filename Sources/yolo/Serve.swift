@@ -10,7 +10,8 @@ struct Serve: ParsableCommand, KernelSelecting {
         discussion: """
             POST an image's JPEG or PNG bytes (Content-Type image/jpeg or image/png), or a multipart/form-data \
             form with an 'image' part, to /v1/detect; options as query parameters or form fields: conf, iou, \
-            classes, scale, roi, max_det, agnostic (as yolo detect's flags). The answer is the JSON object yolo \
+            classes, scale, roi, max_det, agnostic, size (as yolo detect's flags; a size whose network needs more than \
+            --memory-budget, 1G by default here, is refused). The answer is the JSON object yolo \
             detect --format json prints for one image; errors are {"error": "..."} (400 bad image or option, \
             413 body too large, 415 media type, 429 busy with Retry-After, 503 shutting down). The API is \
             described in docs/openapi.yaml.

@@ -34,6 +34,22 @@ package enum OptionText {
         return Set(names.map { Int($0).map(DetectionOptions.ClassSelector.index) ?? .label($0) })
     }
 
+    /// `WxH` (e.g. `416x256`) with positive integers.
+    package static func size(_ text: String, name: String) throws -> (width: Int, height: Int) {
+        let parts = text.lowercased().split(separator: "x")
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
+            throw YOLOError.invalidArgument("\(name) must be WxH with positive integers, e.g. 416x416; got '\(text)'")
+        }
+        return (w, h)
+    }
+
+    /// A network input size: `WxH`, or `auto` (the region's aspect ratio within a 416² pixel budget).
+    package static func inputSize(_ text: String, name: String) throws -> DetectionOptions.InputSize {
+        if text.lowercased() == "auto" { return .automatic(pixelBudget: 416 * 416) }
+        let (width, height) = try size(text, name: name)
+        return .fixed(width: width, height: height)
+    }
+
     /// A confidence threshold in [0, 1).
     package static func confidence(_ value: Float, name: String) throws -> Float {
         guard value >= 0 && value < 1 else { throw YOLOError.invalidArgument("\(name) must be in [0, 1), got \(value)") }

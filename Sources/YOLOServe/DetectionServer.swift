@@ -4,6 +4,7 @@ import Logging
 import ServiceLifecycle
 import UnixSignals
 @_spi(Engine) import YOLO
+import YOLOReport
 
 /// `yolo serve`: one `Detector` shared by every request, behind Hummingbird's HTTP server.
 ///
@@ -90,7 +91,7 @@ extension DetectionServer {
                         defer { admission.leave() }
                         _ = try await service.detection(image, name: "-", options: options).json(pretty: false)
                         let elapsed = ContinuousClock.now - begin
-                        mine.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                        mine.append(elapsed.seconds)
                     }
                     return mine
                 }
@@ -100,7 +101,6 @@ extension DetectionServer {
             return all
         }
         let total = ContinuousClock.now - start
-        return InProcessLoad(requests: latencies.count, seconds: Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18,
-                             latencies: latencies.sorted())
+        return InProcessLoad(requests: latencies.count, seconds: total.seconds, latencies: latencies.sorted())
     }
 }

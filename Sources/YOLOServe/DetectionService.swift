@@ -172,24 +172,19 @@ package struct DetectionService: HTTPResponder {
         guard !body.isEmpty else { throw ServeError(.badRequest, "the image is empty (0 bytes)") }
         let options = try options(fields)
 
-        let result: Result<DetectionReport, any Error>
+        let report: DetectionReport
         do {
-            result = .success(try await detection(body, name: name, options: options))
-        } catch {
-            result = .failure(error)
-        }
-        switch result {
-        case .success(let report):
-            outcome.detections = report.detections.count
-            return Self.json(.ok, report.json(pretty: false))
-        case .failure(let error as YOLOError):
+            report = try await detection(body, name: name, options: options)
+        } catch let error as YOLOError {
             switch error {
             case .invalidImage, .invalidArgument, .invalidFile: throw ServeError(.badRequest, "\(error)")
             default: throw ServeError(.internalServerError, "\(error)")
             }
-        case .failure(let error):
+        } catch {
             throw ServeError(.internalServerError, "\(error)")
         }
+        outcome.detections = report.detections.count
+        return Self.json(.ok, report.json(pretty: false))
     }
 
     /// Decodes and detects in a slot (waiting for one first): the work of one admitted request, also

@@ -30,17 +30,7 @@ package enum RequestOptions {
             default: throw YOLOError.invalidArgument("agnostic must be true or false, got '\(text)'")
             }
         }
-        if let text = fields["size"] {
-            if text.lowercased() == "auto" {
-                options.inputSize = .automatic(pixelBudget: 416 * 416)
-            } else {
-                let parts = text.lowercased().split(separator: "x")
-                guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
-                    throw YOLOError.invalidArgument("size must be WxH (multiples of 32, e.g. 416x256) or auto, got '\(text)'")
-                }
-                options.inputSize = .fixed(width: w, height: h)
-            }
-        }
+        if let text = fields["size"] { options.inputSize = try OptionText.inputSize(text, name: "size") }
         return options
     }
 

@@ -127,13 +127,7 @@ struct Detect: ParsableCommand, KernelSelecting {
         options.classAgnostic = agnostic
         options.maximumDetections = maxDetections
         if let roi { options.regionOfInterest = try OptionText.region(roi, name: "--roi") }
-        if let size {
-            if size.lowercased() == "auto" {
-                options.inputSize = .automatic(pixelBudget: 416 * 416)
-            } else if let (w, h) = try parseSize(size) {
-                options.inputSize = .fixed(width: w, height: h)
-            }
-        }
+        if let size { options.inputSize = try OptionText.inputSize(size, name: "--size") }
         if let classes { options.classes = try OptionText.classes(classes, name: "--classes") }
         options.memoryBudget = model.memoryBudgetBytes
         return options

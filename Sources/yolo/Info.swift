@@ -79,9 +79,5 @@ struct Info: ParsableCommand {
 /// Parses `WxH` (e.g. `416x256`).
 func parseSize(_ text: String?) throws -> (Int, Int)? {
     guard let text else { return nil }
-    let parts = text.lowercased().split(separator: "x")
-    guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
-        throw YOLOError.invalidArgument("--size must be WxH with positive integers, e.g. 416x416; got '\(text)'")
-    }
-    return (w, h)
+    return try OptionText.size(text, name: "--size")
 }

@@ -232,5 +232,13 @@ struct ServeTests {
         let missing = try runYOLO(["serve", "--model", "/nonexistent/model.yolo"])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("/nonexistent/model.yolo"))
+        // yolo bench-serve: a missing image and bad flags, one line each.
+        for arguments in [["bench-serve", "/nonexistent/photo.jpg"], ["bench-serve", TestPaths.root + "/Samples/coffee.png", "--clients", "0"],
+                          ["bench-serve", TestPaths.root + "/Samples/coffee.png", "--seconds", "-1"]] {
+            let result = try runYOLO(arguments)
+            #expect(result.status == 1, "\(arguments)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
+        }
+        #expect(try runYOLO(["bench-serve", "/nonexistent/photo.jpg"]).stderr.contains("/nonexistent/photo.jpg"))
     }
 }

@@ -52,9 +52,11 @@ let package = Package(
         .systemLibrary(name: "CAVDevice", pkgConfig: "libavdevice", providers: [.apt(["libavdevice-dev"])]),
         // glibc's malloc statistics, for the test that checks a forward pass allocates nothing.
         .systemLibrary(name: "CMallocInfo"),
+        // Software prefetch through LLVM's intrinsic (Builtin is only visible with -parse-stdlib).
+        .target(name: "YOLOPrefetch", swiftSettings: [.unsafeFlags(["-parse-stdlib"])]),
         // Baseline code shared by every kernel family: the activations (generic over SIMD width) and
         // the micro-kernel entry-point types. No CPU flags.
-        .target(name: "YOLOKernels"),
+        .target(name: "YOLOKernels", dependencies: ["YOLOPrefetch"]),
         // One target per ISA family, compiled for that ISA; entry points non-generic (docs/performance.md).
         .target(name: "YOLOKernelsAVX2", dependencies: ["YOLOKernels"],
                 swiftSettings: [.unsafeFlags(["-target-cpu", "haswell"])]),

@@ -1,3 +1,5 @@
+import YOLOPrefetch
+
 /// The entry points every ISA kernel family's GEMM micro-kernel provides. They are plain C function
 /// pointers taking C-representable arguments: nothing generic crosses from a module compiled for a
 /// higher ISA into baseline code (see docs/performance.md, "Kernel families"), and calling one is the
@@ -21,12 +23,22 @@ public struct TileKernel: Sendable {
         Int, UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Int>, UnsafeMutablePointer<Float>, Int, Int,
         UnsafePointer<Float>?, Int) -> Void
 
+    /// `Strided` for a B that is streamed from memory once (the transposed Winograd path's filters):
+    /// each row step also prefetches the cache line `prefetchDistance` bytes past the row, so the next
+    /// block of the stream arrives while this one is multiplied:
+    /// `(k, a, b, ldb, c, ldc, rows, accumulate, bias, activationCode, prefetchDistance)`.
+    public typealias Streamed = @convention(c) (
+        Int, UnsafePointer<Float>, UnsafePointer<Float>, Int, UnsafeMutablePointer<Float>, Int, Int, Bool,
+        UnsafePointer<Float>?, Int, Int) -> Void
+
     public let strided: Strided
     public let offsets: Offsets
+    public let streamed: Streamed
 
-    public init(strided: Strided, offsets: Offsets) {
+    public init(strided: Strided, offsets: Offsets, streamed: Streamed) {
         self.strided = strided
         self.offsets = offsets
+        self.streamed = streamed
     }
 }
 
@@ -51,6 +63,32 @@ public struct StridedRows: RowsOfB {
     @inlinable @inline(__always)
     public mutating func next() -> UnsafeRawPointer {
         defer { row += step }
+        return row
+    }
+}
+
+/// Rows a fixed number of bytes apart, each step prefetching the row `distance` bytes past it:
+/// `lines` 64-byte lines (1 for a 16-float row, 4 for a 64-float row). Kernels pass `lines` as a
+/// literal, so the prefetches unroll into straight-line code (a loop here spilled the accumulators).
+@frozen
+public struct StreamedRows: RowsOfB {
+    @usableFromInline var row: UnsafeRawPointer
+    @usableFromInline let step: Int
+    @usableFromInline let distance: Int
+    @usableFromInline let lines: Int
+
+    @inlinable @inline(__always)
+    public init(_ b: UnsafePointer<Float>, ldb: Int, distance: Int, lines: Int) {
+        row = UnsafeRawPointer(b)
+        step = ldb * MemoryLayout<Float>.stride
+        self.distance = distance
+        self.lines = lines
+    }
+
+    @inlinable @inline(__always)
+    public mutating func next() -> UnsafeRawPointer {
+        defer { row += step }
+        for line in 0..<lines { prefetch(row + distance + 64 * line) }
         return row
     }
 }

@@ -1,6 +1,6 @@
 // The AVX2 + FMA family's GEMM micro-kernel. This target is compiled for haswell (x86-64-v3, Package.swift), so
-// nothing here may run before `KernelFamily` has checked the CPU: its only entry points are the two
-// non-generic functions `avx2TileStrided` and `avx2TileOffsets`, reached through `TileKernel` function pointers.
+// nothing here may run before `KernelFamily` has checked the CPU: its only entry points are the three
+// non-generic functions `avx2TileStrided`, `avx2TileOffsets` and `avx2TileStreamed`, reached through `TileKernel` function pointers.
 import YOLOKernels
 
 /// A 6 × 16 tile of C in 12 of the 16 ymm registers (8 floats each): per step of the inner dimension,
@@ -26,6 +26,16 @@ public func avx2TileOffsets(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePoin
     #if arch(x86_64)
     var rowsOfB = OffsetRows(b, offsets: offsets)
     AVX2Tile.tile(k, a, &rowsOfB, c, ldc, rows, false, bias, activation)
+    #endif
+}
+
+/// `TileKernel.Streamed` for 6 × 16 tiles.
+public func avx2TileStreamed(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ ldb: Int,
+                             _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ accumulate: Bool,
+                             _ bias: UnsafePointer<Float>?, _ activation: Int, _ prefetchDistance: Int) {
+    #if arch(x86_64)
+    var rowsOfB = StreamedRows(b, ldb: ldb, distance: prefetchDistance, lines: 1)
+    AVX2Tile.tile(k, a, &rowsOfB, c, ldc, rows, accumulate, bias, activation)
     #endif
 }
 

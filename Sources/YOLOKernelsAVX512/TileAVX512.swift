@@ -1,6 +1,6 @@
 // The AVX-512 family's GEMM micro-kernel. This target is compiled for skylake-avx512 (x86-64-v4, Package.swift), so
-// nothing here may run before `KernelFamily` has checked the CPU: its only entry points are the two
-// non-generic functions `avx512TileStrided` and `avx512TileOffsets`, reached through `TileKernel` function pointers.
+// nothing here may run before `KernelFamily` has checked the CPU: its only entry points are the three
+// non-generic functions `avx512TileStrided`, `avx512TileOffsets` and `avx512TileStreamed`, reached through `TileKernel` function pointers.
 import YOLOKernels
 
 /// A 6 × 64 tile of C in 24 registers of 16 floats: per step of the inner dimension, 64 floats of one
@@ -24,6 +24,16 @@ public func avx512TileOffsets(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePo
     #if arch(x86_64)
     var rowsOfB = OffsetRows(b, offsets: offsets)
     AVX512Tile.tile(k, a, &rowsOfB, c, ldc, rows, false, bias, activation)
+    #endif
+}
+
+/// `TileKernel.Streamed` for 6 × 64 tiles.
+public func avx512TileStreamed(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ ldb: Int,
+                             _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ accumulate: Bool,
+                             _ bias: UnsafePointer<Float>?, _ activation: Int, _ prefetchDistance: Int) {
+    #if arch(x86_64)
+    var rowsOfB = StreamedRows(b, ldb: ldb, distance: prefetchDistance, lines: 4)
+    AVX512Tile.tile(k, a, &rowsOfB, c, ldc, rows, accumulate, bias, activation)
     #endif
 }
 

@@ -76,13 +76,16 @@ import YOLOKernels
                 for code in [-1] + Activation.allCases.map(\.code) {
                     let activation = Activation(code: max(code, 0))
                     let ldc = columns + 3
-                    var c = start, viaOffsets = start
+                    var c = start, viaOffsets = start, streamed = start
                     a.withUnsafeBufferPointer { a in
                         b.withUnsafeBufferPointer { b in
                             bias.withUnsafeBufferPointer { bias in
                                 let biasPointer = code < 0 ? nil : bias.baseAddress
                                 t.family.tile!.strided(k, a.baseAddress!, b.baseAddress!, ldb, &c, ldc, rows, accumulate,
                                                        biasPointer, max(code, 0))
+                                // The streamed entry point prefetches past B's end (harmless: a prefetch never faults).
+                                t.family.tile!.streamed(k, a.baseAddress!, b.baseAddress!, ldb, &streamed, ldc, rows,
+                                                        accumulate, biasPointer, max(code, 0), 32_768)
                                 if !accumulate {
                                     offsets.withUnsafeBufferPointer { table in
                                         t.family.tile!.offsets(k, a.baseAddress!, b.baseAddress!, table.baseAddress!,
@@ -98,6 +101,7 @@ import YOLOKernels
                             let index = r * ldc + j
                             guard r < rows && j < columns else {
                                 #expect(c[index] == start[index], "row \(r) column \(j) outside the tile was written")
+                                #expect(streamed[index] == start[index])
                                 continue
                             }
                             var sum = accumulate ? Double(start[index]) : 0, magnitude = abs(sum)
@@ -111,6 +115,7 @@ import YOLOKernels
                             let error = abs(Double(c[index]) - exact) / max(magnitude, 1e-30)
                             worst = max(worst, error.isNaN ? .infinity : error)
                             if !accumulate { #expect(viaOffsets[index] == c[index]) }
+                            #expect(streamed[index] == c[index])
                         }
                     }
                     #expect(worst <= 1e-6, "rows \(rows), accumulate \(accumulate), activation code \(code): \(worst)")

@@ -56,8 +56,8 @@ import Foundation
         self.kept = keeping
         let scratchCount = network.layers.map(\.scratchCount).max() ?? 0
         // 64-byte aligned (a cache line, one AVX-512 vector): every offset below is a multiple of 16 floats.
-        arena = UnsafeMutableRawPointer.allocate(byteCount: (total + scratchCount + 16) * MemoryLayout<Float>.stride,
-                                                 alignment: 64)
+        arena = LargeAllocation.allocate(byteCount: (total + scratchCount + 16) * MemoryLayout<Float>.stride,
+                                         alignment: 64)
             .bindMemory(to: Float.self, capacity: total + scratchCount + 16)
         arena.initialize(repeating: 0, count: total + scratchCount + 16)
         arenaCount = total + scratchCount

@@ -101,7 +101,7 @@ final class FloatStorage: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<Float>
 
     private init(count: Int) {
-        pointer = .allocate(capacity: max(count, 1))
+        pointer = LargeAllocation.allocate(Float.self, count: count)
         pointer.initialize(repeating: 0, count: count)
     }
 

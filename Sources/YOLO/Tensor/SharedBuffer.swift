@@ -11,7 +11,7 @@
 
     /// Copies `values` into memory owned by the buffer.
     public init(_ values: [Element]) {
-        let memory = UnsafeMutablePointer<Element>.allocate(capacity: max(values.count, 1))
+        let memory = LargeAllocation.allocate(Element.self, count: values.count)
         values.withUnsafeBufferPointer { source in
             if let base = source.baseAddress { memory.initialize(from: base, count: values.count) }
         }
@@ -23,7 +23,7 @@
 
     /// Allocates `count` elements, zero-filled, and lets `fill` write them (no intermediate array).
     public init(count: Int, fill: (UnsafeMutableBufferPointer<Element>) -> Void) {
-        let memory = UnsafeMutablePointer<Element>.allocate(capacity: max(count, 1))
+        let memory = LargeAllocation.allocate(Element.self, count: count)
         UnsafeMutableRawPointer(memory).initializeMemory(as: UInt8.self, repeating: 0,
                                                          count: max(count, 1) * MemoryLayout<Element>.stride)
         fill(UnsafeMutableBufferPointer(start: memory, count: count))

@@ -21,7 +21,7 @@ struct Info: ParsableCommand {
 
     func run() throws {
         if kernels {
-            return KernelFamily.all.filter { $0.isSupported }.forEach { print($0.name.rawValue) }
+            return KernelFamily.runnable.forEach { print($0.name.rawValue) }
         }
         if let model = try model.map(Defaults.resolve), model.hasSuffix(".\(ModelFile.fileExtension)") {
             return try showModelFile(model)

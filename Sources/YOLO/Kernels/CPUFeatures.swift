@@ -6,16 +6,28 @@ import Foundation
 struct CPUFeatures: Sendable {
     /// Feature names as `/proc/cpuinfo` spells them (`avx2`, `fma`, `avx512f`, ...).
     let flags: Set<String>
+    /// `vendor_id` (`AuthenticAMD`, `GenuineIntel`) and `cpu family` of the first processor, when listed.
+    let vendor: String
+    let family: Int?
 
     /// This machine's features.
     static let current = CPUFeatures(cpuinfo: (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? "")
 
     /// Features from the text of a `/proc/cpuinfo` (the first `flags` line).
     init(cpuinfo: String) {
-        let line = cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") }
-        let names = line.flatMap { $0.split(separator: ":", maxSplits: 1).last }?.split(separator: " ") ?? []
-        flags = Set(names.map(String.init))
+        let lines = cpuinfo.split(separator: "\n")
+        func value(_ key: String) -> Substring? {
+            let line = lines.first { $0.hasPrefix(key) && $0.dropFirst(key.count).first.map { $0 == "\t" || $0 == " " || $0 == ":" } == true }
+            return line.flatMap { $0.split(separator: ":", maxSplits: 1).dropFirst().first }
+        }
+        flags = Set((value("flags")?.split(separator: " ") ?? []).map(String.init))
+        vendor = value("vendor_id").map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        family = value("cpu family").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
     }
+
+    /// True on AMD's family 25 (Zen 3 and Zen 4): Zen 4 runs AVX-512 instructions as two 256-bit halves,
+    /// so 512-bit vectors add no multiply throughput there, only larger tiles and shuffles.
+    var splitsAVX512: Bool { vendor == "AuthenticAMD" && family == 25 }
 
     /// The features of `required` this CPU lacks.
     func missing(_ required: [String]) -> [String] {

@@ -28,7 +28,7 @@ import YOLOKernels
 
     /// AMD family 25 (Zen 4) splits 512-bit operations in two: the avx2 family ranks first there, the
     /// avx512 family second; Intel CPUs and AMD family 26 (Zen 5) keep avx512 first.
-    @Test func zen4PrefersTheAVX2Family() {
+    @Test func zen4PrefersTheAVX2Family() throws {
         #if arch(x86_64)
         func cpu(vendor: String, family: Int) -> CPUFeatures {
             CPUFeatures(cpuinfo: "processor\t: 0\nvendor_id\t: \(vendor)\ncpu family\t: \(family)\nmodel\t\t: 17\nmodel name\t: X\n"

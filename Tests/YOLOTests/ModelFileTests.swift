@@ -3,9 +3,9 @@ import Testing
 @_spi(Engine) @testable import YOLO
 
 /// The test cfg (conv, maxpool, yolo, route, upsample, shortcut) at 32×32 with seeded random
-/// weights of varied per-filter scale, and two labels.
-func makeTestModel(seed: UInt64 = 1) throws -> Model {
-    let description = try parse(tinyCfg(width: 32, height: 32))
+/// weights of varied per-filter scale, and two labels (none for another class count).
+func makeTestModel(seed: UInt64 = 1, classes: Int = 2) throws -> Model {
+    let description = try parse(tinyCfg(classes: classes, width: 32, height: 32))
     let geometry = try description.geometry(width: 32, height: 32)
     var random = SeededRandom(seed: seed)
     var convolutions: [Int: ConvolutionParameters] = [:]
@@ -16,7 +16,7 @@ func makeTestModel(seed: UInt64 = 1) throws -> Model {
             weights: FloatBuffer(randomWeights(rows: s.filters, rowLength: patch, seed: seed &+ UInt64(index))),
             biases: FloatBuffer(random.floats(s.filters)))
     }
-    return Model(description: description, convolutions: convolutions, labels: ["cat", "dog"])
+    return Model(description: description, convolutions: convolutions, labels: classes == 2 ? ["cat", "dog"] : [])
 }
 
 /// `makeTestModel` with every convolution but the first as lut6 per-channel codes.
@@ -32,6 +32,20 @@ func resign(_ bytes: inout [UInt8]) {
 
 func put<T: FixedWidthInteger>(_ value: T, at offset: Int, in bytes: inout [UInt8]) {
     withUnsafeBytes(of: value.littleEndian) { for k in 0..<MemoryLayout<T>.size { bytes[offset + k] = $0[k] } }
+}
+
+/// Byte offsets of the tensor records in a file encoding `model` (after its description and labels).
+func tensorRecordOffsets(_ model: Model) -> [Int] {
+    var writer = ByteWriter()
+    writer.description(model.description)
+    let labelsEnd = ModelFile.headerSize + writer.bytes.count + 4 + model.labels.reduce(0) { $0 + 4 + $1.utf8.count }
+    let count = model.description.layers.filter { if case .convolution = $0 { return true }; return false }.count
+    return (0..<count).map { labelsEnd + 4 + $0 * ModelFile.tensorRecordSize }
+}
+
+/// The storage byte of every tensor record of `bytes`, a file encoding `model`.
+func storageCodes(_ bytes: [UInt8], model: Model) -> [UInt8] {
+    tensorRecordOffsets(model).map { bytes[$0 + 4] }
 }
 
 /// Decodes `bytes` and returns the error message, or nil when it loaded.
@@ -86,6 +100,67 @@ func loadError(_ bytes: [UInt8], residency: WeightResidency = .codes) -> String?
         for (x, y) in zip(a, b) {
             for i in x.values.indices { #expect(abs(x.values[i] - y.values[i]) <= 1e-5 * max(1, abs(y.values[i]))) }
         }
+    }
+
+    // MARK: Deflated codes (1.3)
+
+    /// Storage 2 (deflated codes, the default) and storage 1 (plain codes) hold the same codes: the same
+    /// weights and the same forward output in both residencies, and each file re-encodes into the other.
+    @Test(arguments: [LUTType.lut8, .lut6, .lut4])
+    func deflatedAndPlainCodesGiveTheSameWeights(type: LUTType) throws {
+        let model = try ModelConverter.convert(try makeTestModel(), settings: ConversionSettings(type: type))
+        let deflated = [UInt8](ModelFile.encode(model)), plain = [UInt8](ModelFile.encode(model, compressCodes: false))
+        #expect(storageCodes(deflated, model: model) == [0, 2, 2, 2])
+        #expect(storageCodes(plain, model: model) == [0, 1, 1, 1])
+        #expect(deflated[10] == 3 && plain[10] == 3, "minor version 3")
+        let input = Tensor(shape: Shape(channels: 3, height: 32, width: 32), values: SeededRandom(seed: 4).floatsArray(3 * 32 * 32))
+        var outputs: [WeightResidency: [[Tensor]]] = [:]
+        for bytes in [deflated, plain] {
+            for residency in [WeightResidency.codes, .expanded] {
+                let loaded = try Model(modelFileData: Data(bytes), path: "m.yolo", residency: residency)
+                for (index, q) in model.quantizedConvolutions {
+                    if residency == .codes { #expect(loaded.quantizedConvolutions[index]?.weights.codes.array == q.weights.codes.array) }
+                    #expect(loaded.parameters(ofLayer: index)?.weights.array == q.weights.expanded().array)
+                    #expect(loaded.parameters(ofLayer: index)?.biases.array == q.biases.array)
+                }
+                outputs[residency, default: []].append(try Network(model: loaded).forward(input))
+            }
+        }
+        #expect(outputs[.codes]?[0] == outputs[.codes]?[1])
+        #expect(outputs[.expanded]?[0] == outputs[.expanded]?[1])
+        let fromDeflated = try Model(modelFileData: Data(deflated), path: "m.yolo", residency: .codes)
+        let fromPlain = try Model(modelFileData: Data(plain), path: "m.yolo", residency: .codes)
+        #expect([UInt8](ModelFile.encode(fromDeflated, compressCodes: false)) == plain)
+        #expect([UInt8](ModelFile.encode(fromPlain)) == deflated)
+    }
+
+    /// Files of 1.0–1.2 (plain codes, written as those versions' writers did) load with the same codes.
+    @Test func olderFilesWithPlainCodesStillLoad() throws {
+        let model = try makeQuantizedTestModel()
+        for minor: UInt16 in [0, 1, 2] {
+            let bytes = [UInt8](ModelFile.encode(model, note: "", minor: minor))
+            #expect(bytes[10] == UInt8(minor))
+            #expect(storageCodes(bytes, model: model) == [0, 1, 1, 1])
+            let loaded = try Model(modelFileData: Data(bytes), path: "m.yolo", residency: .codes)
+            for (index, q) in model.quantizedConvolutions {
+                #expect(loaded.quantizedConvolutions[index]?.weights.codes.array == q.weights.codes.array)
+            }
+        }
+    }
+
+    /// `write(_:to:compressCodes:)`: both storages on disk; the deflated file is the smaller one here.
+    @Test func writesBothCodeStoragesToDisk() throws {
+        let folder = TestPaths.temporaryFolder()
+        let model = try ModelConverter.convert(try makeTestModel(classes: 80), settings: ConversionSettings(type: .lut8))
+        try ModelFile.write(model, to: folder + "/deflated.yolo")
+        try ModelFile.write(model, to: folder + "/plain.yolo", compressCodes: false)
+        let deflated = try #require(FileManager.default.contents(atPath: folder + "/deflated.yolo"))
+        let plain = try #require(FileManager.default.contents(atPath: folder + "/plain.yolo"))
+        #expect(deflated == ModelFile.encode(model) && plain == ModelFile.encode(model, compressCodes: false))
+        #expect(deflated.count < plain.count, "\(deflated.count) vs \(plain.count) bytes")
+        let a = try Model(contentsOf: folder + "/deflated.yolo", residency: .codes)
+        let b = try Model(contentsOf: folder + "/plain.yolo", residency: .codes)
+        #expect(ModelFile.encode(a) == ModelFile.encode(b))
     }
 
     @Test func encodingIsDeterministic() throws {

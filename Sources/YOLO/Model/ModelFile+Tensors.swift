@@ -25,11 +25,39 @@ struct TensorLayout {
         guard length == UInt64(expected) else {
             throw reader.failure("\(what) holds \(length) bytes, expected \(expected)")
         }
+        return try placed(offset, length, reader, what).lowerBound
+    }
+
+    /// Reads the reference of a blob whose length the file decides (a zlib stream: at least 1 byte).
+    /// Returns the blob's byte range.
+    func compressedBlob(_ reader: inout ByteReader, _ what: String) throws -> Range<Int> {
+        let offset = try reader.u64("\(what) offset"), length = try reader.u64("\(what) length")
+        guard length >= 1 else { throw reader.failure("\(what) hold 0 bytes, not a zlib stream") }
+        return try placed(offset, length, reader, what)
+    }
+
+    /// Checks that `length` bytes at `offset` lie 64-byte aligned inside the blob area.
+    private func placed(_ offset: UInt64, _ length: UInt64, _ reader: ByteReader, _ what: String) throws -> Range<Int> {
         guard offset % UInt64(ModelFile.alignment) == 0, offset >= UInt64(blobStart),
               offset <= UInt64(fileSize), length <= UInt64(fileSize) - offset else {
             throw reader.failure("\(what) (\(length) bytes at \(offset)) does not lie \(ModelFile.alignment)-byte aligned inside the blob area \(blobStart)..<\(fileSize)")
         }
-        return Int(offset)
+        return Int(offset)..<Int(offset + length)
+    }
+
+    /// The codes of a storage-2 tensor: the zlib stream in `range` inflated into owned memory of
+    /// exactly `expected` bytes. A stream that would inflate to more, ends short, is corrupt or has
+    /// bytes after its end fails with one error; nothing beyond `expected` bytes is allocated.
+    func inflatedCodes(_ range: Range<Int>, expected: Int, _ reader: ByteReader) throws -> ByteBuffer {
+        guard expected <= range.count * ZlibStream.maxRatio else {
+            throw reader.failure("deflated codes: \(range.count) bytes cannot inflate to the \(expected) bytes expected")
+        }
+        let stream = UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)
+        return try ByteBuffer(count: expected) { output in
+            if let problem = ZlibStream.inflate(stream, into: UnsafeMutableRawBufferPointer(output)) {
+                throw reader.failure("deflated codes: \(problem)")
+            }
+        }
     }
 
     /// `count` float32 values at `offset`, borrowed from the file.
@@ -67,33 +95,51 @@ struct TensorLayout {
                 throw reader.failure(problem)
             }
             return .float(parameters)
-        case .lut:
-            guard let type = LUTType(rawValue: bits) else { throw reader.failure("unsupported LUT code width \(bits) bits (supported: 8, 6, 4)") }
-            guard let granularity = LUTGranularity(rawValue: granularityCode) else {
-                throw reader.failure("unknown table granularity code \(granularityCode)")
-            }
-            let scaleCount = granularity == .perChannel ? filters : 1
-            let codes = try blob(&reader, "codes", expected: type.packedByteCount(codes: count))
-            let biases = try blob(&reader, "biases", expected: biasBytes)
-            let table = try blob(&reader, "table", expected: type.tableSize * 4)
-            let scales = try blob(&reader, "scales", expected: scaleCount * 4)
-            let tableBuffer = floats(at: table, count: type.tableSize)
-            let scaleBuffer = floats(at: scales, count: scaleCount)
-            guard tableBuffer.buffer.allSatisfy(\.isFinite), scaleBuffer.buffer.allSatisfy({ $0.isFinite && $0 >= 0 }) else {
-                throw reader.failure("table or scales hold non-finite or negative values")
-            }
-            // The largest weight the codes can expand to must pass the same check as float weights.
-            let largest = tableBuffer.buffer.reduce(Float(0)) { max($0, $1.magnitude) } * scaleBuffer.buffer.reduce(Float(0), max)
-            let biasBuffer = floats(at: biases, count: filters)
-            if let problem = WeightSanity.problem(in: CollectionOfOne(largest), name: "weight")
-                ?? WeightSanity.problem(in: biasBuffer.buffer, name: "bias") {
-                throw reader.failure(problem)
-            }
-            let weights = LUTWeights(type: type, granularity: granularity, rows: filters, rowLength: rowLength,
-                                     table: tableBuffer, scales: scaleBuffer,
-                                     codes: ByteBuffer(borrowing: (base + codes).assumingMemoryBound(to: UInt8.self),
-                                                       count: type.packedByteCount(codes: count), owner: owner))
-            return .lut(QuantizedConvolution(weights: weights, biases: biasBuffer))
+        case .lut, .lutDeflated:
+            return try lutRecord(&reader, deflated: storage == .lutDeflated, bits: bits, granularityCode: granularityCode,
+                                 filters: filters, rowLength: rowLength, biasBytes: biasBytes)
         }
+    }
+
+    /// The rest of a LUT record (storage 1, or 2 with `deflated` codes) after its storage byte:
+    /// `filters × rowLength` codes, `biasBytes` bytes of biases.
+    private func lutRecord(_ reader: inout ByteReader, deflated: Bool, bits: UInt8, granularityCode: UInt8,
+                           filters: Int, rowLength: Int, biasBytes: Int) throws -> TensorRecord {
+        guard let type = LUTType(rawValue: bits) else { throw reader.failure("unsupported LUT code width \(bits) bits (supported: 8, 6, 4)") }
+        guard let granularity = LUTGranularity(rawValue: granularityCode) else {
+            throw reader.failure("unknown table granularity code \(granularityCode)")
+        }
+        let scaleCount = granularity == .perChannel ? filters : 1
+        let codeBytes = type.packedByteCount(codes: filters * rowLength)
+        let codes: Range<Int>
+        if deflated {
+            codes = try compressedBlob(&reader, "deflated codes")
+        } else {
+            let offset = try blob(&reader, "codes", expected: codeBytes)
+            codes = offset..<offset + codeBytes
+        }
+        let biases = try blob(&reader, "biases", expected: biasBytes)
+        let table = try blob(&reader, "table", expected: type.tableSize * 4)
+        let scales = try blob(&reader, "scales", expected: scaleCount * 4)
+        let tableBuffer = floats(at: table, count: type.tableSize)
+        let scaleBuffer = floats(at: scales, count: scaleCount)
+        guard tableBuffer.buffer.allSatisfy(\.isFinite), scaleBuffer.buffer.allSatisfy({ $0.isFinite && $0 >= 0 }) else {
+            throw reader.failure("table or scales hold non-finite or negative values")
+        }
+        // The largest weight the codes can expand to must pass the same check as float weights.
+        let largest = tableBuffer.buffer.reduce(Float(0)) { max($0, $1.magnitude) } * scaleBuffer.buffer.reduce(Float(0), max)
+        let biasBuffer = floats(at: biases, count: filters)
+        if let problem = WeightSanity.problem(in: CollectionOfOne(largest), name: "weight")
+            ?? WeightSanity.problem(in: biasBuffer.buffer, name: "bias") {
+            throw reader.failure(problem)
+        }
+        // Plain codes are used where they lie in the file; deflated ones are inflated last, after every
+        // cheaper check has passed.
+        let codeBuffer = deflated
+            ? try inflatedCodes(codes, expected: codeBytes, reader)
+            : ByteBuffer(borrowing: (base + codes.lowerBound).assumingMemoryBound(to: UInt8.self), count: codeBytes, owner: owner)
+        let weights = LUTWeights(type: type, granularity: granularity, rows: filters, rowLength: rowLength,
+                                 table: tableBuffer, scales: scaleBuffer, codes: codeBuffer)
+        return .lut(QuantizedConvolution(weights: weights, biases: biasBuffer))
     }
 }

@@ -15,17 +15,22 @@ extension ModelFile {
     static let tensorRecordSize = 8 + 4 * 16
 
     /// Encodes `model` as a model file. Every convolution must have parameters, either float
-    /// (`convolutions`) or codes (`quantizedConvolutions`). Deterministic: the same model and note
-    /// give the same bytes.
+    /// (`convolutions`) or codes (`quantizedConvolutions`). Deterministic: the same model, note and
+    /// choice of code storage give the same bytes (with the same zlib).
     ///
     /// - Parameter model: the model to encode (loaded, or returned by `ModelConverter`).
     /// - Parameter note: free text stored in the file (e.g. the conversion settings).
-    public static func encode(_ model: Model, note: String = "") -> Data {
-        encode(model, note: note, minor: minorVersion)
+    /// - Parameter compressCodes: store LUT codes as zlib streams (storage 2, deflated at level 9;
+    ///   lossless, inflated at load), or as plain bit streams (storage 1, used in place from the
+    ///   memory map, readable by 1.0–1.2 readers). Float32 weights are never compressed.
+    public static func encode(_ model: Model, note: String = "", compressCodes: Bool = true) -> Data {
+        encode(model, note: note, minor: minorVersion, compressCodes: compressCodes)
     }
 
-    /// `encode` in the layout of minor version `minor` (tests write 1.0 files with it).
-    static func encode(_ model: Model, note: String, minor: UInt16) -> Data {
+    /// `encode` in the layout of minor version `minor` (tests write older files with it); codes are
+    /// deflated only when `compressCodes` and `minor` ≥ 3 (storage 2 is a 1.3 code).
+    static func encode(_ model: Model, note: String, minor: UInt16, compressCodes: Bool = false) -> Data {
+        let deflate = compressCodes && minor >= 3
         let description = model.description
         let convolutionIndices = description.layers.indices.filter {
             if case .convolution = description.layers[$0] { return true }
@@ -40,8 +45,9 @@ extension ModelFile {
         }
         for index in convolutionIndices {
             if let q = model.quantizedConvolutions[index] {
-                owners.append(q.weights.codes)
-                blobs.append(Blob(bytes: UnsafeRawBufferPointer(q.weights.codes.buffer)))
+                let codes = deflate ? ByteBuffer(ZlibStream.deflate(UnsafeRawBufferPointer(q.weights.codes.buffer))) : q.weights.codes
+                owners.append(codes)
+                blobs.append(Blob(bytes: UnsafeRawBufferPointer(codes.buffer)))
                 blobs.append(Blob(bytes: raw(q.biases)))
                 blobs.append(Blob(bytes: raw(q.weights.table)))
                 blobs.append(Blob(bytes: raw(q.weights.scales)))
@@ -54,7 +60,8 @@ extension ModelFile {
             }
         }
         // The metadata's length does not depend on the offsets, so measure it first.
-        let metadataLength = metadata(model, indices: convolutionIndices, blobs: blobs, note: note, minor: minor).count
+        let lutStorage = deflate ? Storage.lutDeflated : .lut
+        let metadataLength = metadata(model, indices: convolutionIndices, blobs: blobs, lutStorage: lutStorage, note: note, minor: minor).count
         var cursor = roundUp(headerSize + metadataLength)
         for i in blobs.indices {
             blobs[i].offset = cursor
@@ -74,7 +81,8 @@ extension ModelFile {
         writer.u64(UInt64(metadataLength))
         writer.u64(0)
         writer.u64(0)
-        writer.bytes.append(contentsOf: metadata(model, indices: convolutionIndices, blobs: blobs, note: note, minor: minor))
+        writer.bytes.append(contentsOf: metadata(model, indices: convolutionIndices, blobs: blobs, lutStorage: lutStorage,
+                                                 note: note, minor: minor))
         for blob in blobs {
             writer.pad(to: alignment)
             precondition(writer.bytes.count == blob.offset, "ModelFile.encode: blob layout drifted")
@@ -91,19 +99,23 @@ extension ModelFile {
     }
 
     /// Writes `model` to `path` as a SwiftYOLO model file (`.yolo`), atomically: a reader never sees
-    /// a half-written file. The same model and note give the same bytes (see `encode(_:note:)`).
+    /// a half-written file. The same model, note and code storage give the same bytes (see
+    /// `encode(_:note:compressCodes:)`).
     ///
+    /// - Parameter compressCodes: deflate LUT codes (storage 2, the default) or store them plain (storage 1).
     /// - Throws: `YOLOError.unreadableFile` when the file cannot be written.
-    public static func write(_ model: Model, to path: String, note: String = "") throws {
-        try FileIO.writeAtomically(encode(model, note: note), to: path)
+    public static func write(_ model: Model, to path: String, note: String = "", compressCodes: Bool = true) throws {
+        try FileIO.writeAtomically(encode(model, note: note, compressCodes: compressCodes), to: path)
     }
 
     private static func roundUp(_ value: Int) -> Int {
         (value + alignment - 1) / alignment * alignment
     }
 
-    /// Description, labels, tensor records (blob references in `blobs` order) and the note.
-    private static func metadata(_ model: Model, indices: [Int], blobs: [Blob], note: String, minor: UInt16) -> [UInt8] {
+    /// Description, labels, tensor records (blob references in `blobs` order; LUT tensors as
+    /// `lutStorage`) and the note.
+    private static func metadata(_ model: Model, indices: [Int], blobs: [Blob], lutStorage: Storage, note: String,
+                                 minor: UInt16) -> [UInt8] {
         var writer = ByteWriter()
         writer.description(model.description)
         writer.count(model.labels.count)
@@ -118,7 +130,7 @@ extension ModelFile {
         for index in indices {
             writer.count(index)
             if let q = model.quantizedConvolutions[index] {
-                writer.u8(Storage.lut.rawValue)
+                writer.u8(lutStorage.rawValue)
                 writer.u8(q.weights.type.rawValue)
                 writer.u8(q.weights.granularity.rawValue)
                 writer.u8(0)

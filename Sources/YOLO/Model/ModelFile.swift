@@ -12,8 +12,9 @@ public enum ModelFile {
     @_spi(Engine) public static let magic: [UInt8] = [0x89, 0x59, 0x4F, 0x4C, 0x4F, 0x0D, 0x0A, 0x1A]
     /// Readers accept files of this major version and any minor version.
     @_spi(Engine) public static let majorVersion: UInt16 = 1
-    /// Minor versions add only fields that older readers may skip (appended after the note).
-    @_spi(Engine) public static let minorVersion: UInt16 = 2
+    /// Minor versions add only fields that older readers may skip (appended after the note) and enum
+    /// codes that older readers reject cleanly (1.3: storage 2, deflated LUT codes).
+    @_spi(Engine) public static let minorVersion: UInt16 = 3
     /// Bytes in the header.
     @_spi(Engine) public static let headerSize = 64
     /// Alignment of every blob and of the file length.
@@ -26,8 +27,12 @@ public enum ModelFile {
 
     /// How a tensor's weights are stored.
     enum Storage: UInt8 {
+        /// float32 weights, used in place from the mapping.
         case float32 = 0
+        /// LUT codes, table and scales; the codes used in place from the mapping.
         case lut = 1
+        /// (1.3) As `lut`, but the codes blob is a zlib stream of the same code bytes, inflated at load.
+        case lutDeflated = 2
     }
 
     // MARK: Checksum

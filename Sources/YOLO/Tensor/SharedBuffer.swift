@@ -22,11 +22,17 @@
     }
 
     /// Allocates `count` elements, zero-filled, and lets `fill` write them (no intermediate array).
-    public init(count: Int, fill: (UnsafeMutableBufferPointer<Element>) -> Void) {
+    /// When `fill` throws, the memory is freed and the error passed on.
+    public init(count: Int, fill: (UnsafeMutableBufferPointer<Element>) throws -> Void) rethrows {
         let memory = LargeAllocation.allocate(Element.self, count: count)
         UnsafeMutableRawPointer(memory).initializeMemory(as: UInt8.self, repeating: 0,
                                                          count: max(count, 1) * MemoryLayout<Element>.stride)
-        fill(UnsafeMutableBufferPointer(start: memory, count: count))
+        do {
+            try fill(UnsafeMutableBufferPointer(start: memory, count: count))
+        } catch {
+            memory.deallocate()
+            throw error
+        }
         pointer = UnsafePointer(memory)
         self.count = count
         owned = memory

@@ -20,6 +20,23 @@ import Testing
         #expect(compare.status == 0 && compare.stdout.contains("raw heads over 1 inputs"), "\(compare.stdout)\(compare.stderr)")
     }
 
+    /// `--codes plain` writes storage 1 (plain codes), the default storage 2 (deflated codes): the same
+    /// codes either way; another value is a one-line error.
+    @Test func codesFlagChoosesTheCodeStorage() throws {
+        let files = try CLIErrorTests.TinyFiles()
+        let deflated = files.folder + "/deflated.yolo", plain = files.folder + "/plain.yolo"
+        for (path, codes) in [(deflated, ["--codes", "deflate"]), (plain, ["--codes", "plain"])] {
+            let result = try runYOLO(["convert", "--cfg", files.cfg, "--weights", files.weights, "-o", path, "--quantize", "lut8"] + codes)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let a = try Model(contentsOf: deflated, residency: .codes), b = try Model(contentsOf: plain, residency: .codes)
+        #expect(storageCodes([UInt8](try Data(contentsOf: URL(fileURLWithPath: deflated))), model: a) == [0, 2, 2, 2])
+        #expect(storageCodes([UInt8](try Data(contentsOf: URL(fileURLWithPath: plain))), model: b) == [0, 1, 1, 1])
+        #expect(ModelFile.encode(a) == ModelFile.encode(b))
+        try CLIErrorTests().expectFailure(["convert", "--cfg", files.cfg, "--weights", files.weights, "-o", files.folder + "/x.yolo",
+                                           "--codes", "zip"], mentioning: ["--codes", "zip"])
+    }
+
     @Test func badFlagsAndFilesAreOneLineErrors() throws {
         let files = try CLIErrorTests.TinyFiles()
         let out = files.folder + "/x.yolo"

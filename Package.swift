@@ -11,7 +11,7 @@ let package = Package(
     name: "SwiftYOLO",
     products: [
         .library(name: "YOLO", targets: ["YOLO"]),
-        // The converted yolov4-tiny and yolov3-tiny (lut8, 15 MB of resources), separate so YOLO stays small.
+        // The converted yolov4-tiny and yolov3-tiny (lut8, 14.4 MB of resources), separate so YOLO stays small.
         .library(name: "YOLOModels", targets: ["YOLOModels"]),
         // Video files, cameras and network streams through FFmpeg; separate so YOLO links nothing new.
         .library(name: "YOLOVideo", targets: ["YOLOVideo"]),

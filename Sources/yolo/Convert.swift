@@ -28,7 +28,7 @@ struct Convert: ParsableCommand {
             lut6 94.1% -> 96.5% (0.85), lut4 78.2% -> 84.7% (0.8). \
             --calibration-views adds mirrored and larger letterboxed views of each calibration image (more \
             positions for the deep layers' statistics); --lut6-layers spends bytes on 6-bit codes. Best lut4 \
-            (4,599,040 bytes): --lut6-layers 4,6,13,heads --calibration-views mirror,608,608-mirror,704,704-mirror, \
+            (4,149,120 bytes; 4,599,040 with --codes plain): --lut6-layers 4,6,13,heads --calibration-views mirror,608,608-mirror,704,704-mirror, \
             91.2% (0.8).
             """)
 

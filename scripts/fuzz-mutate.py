@@ -848,7 +848,7 @@ MAGIC = b"\x89YOLO\r\n\x1a"
 FNV_PRIME = 0x100000001B3
 FNV_BASIS = 0xCBF29CE484222325
 M64 = (1 << 64) - 1
-CONV, MAXPOOL, UPSAMPLE, ROUTE, SHORTCUT, YOLO = range(6)
+CONV, MAXPOOL, UPSAMPLE, ROUTE, SHORTCUT, YOLO, YOLO_NEW_COORDS = range(7)   # kind 6: format 1.2
 KIND_NAMES = ["conv", "maxpool", "upsample", "route", "shortcut", "yolo"]
 
 
@@ -909,7 +909,7 @@ def parse_model(data):
             L.update(groups=r.take("i"), group_id=r.take("i"))
         elif kind == SHORTCUT:
             L.update(source=r.take("i"), act=r.take("B"))
-        elif kind == YOLO:
+        elif kind in (YOLO, YOLO_NEW_COORDS):
             L["mask"] = [r.take("i") for _ in range(r.take("I"))]
             L["anchors"] = [r.take("f") for _ in range(r.take("I"))]
             L.update(classes=r.take("i"), scale_xy=r.take("f"))
@@ -934,6 +934,12 @@ def parse_model(data):
     m["records"] = records
     n = r.take("I")
     m["note"] = bytes(data[r.pos:r.pos + n])
+    r.pos += n
+    # Fields appended by minor versions: 1.1 the preferred scaling, 1.2 the suppression kind and beta.
+    if m["minor"] >= 1:
+        m["scaling"] = r.take("B")
+    if m["minor"] >= 2:
+        m["nms"] = (r.take("B"), r.take("f"))
     return m
 
 
@@ -986,7 +992,7 @@ def encode_model(m, ref_hook=None):
             elif kind == SHORTCUT:
                 w.put("i", i32(L["source"]), p + "from")
                 w.put("B", L["act"] & 0xFF, p + "act")
-            elif kind == YOLO:
+            elif kind in (YOLO, YOLO_NEW_COORDS):
                 w.put("I", len(L["mask"]), p + "mask count")
                 for j, v in enumerate(L["mask"]):
                     w.put("i", i32(v), p + "mask[%d]" % j)
@@ -1011,6 +1017,11 @@ def encode_model(m, ref_hook=None):
                 w.put("Q", length & M64, p + "blob%d length" % s)
         w.put("I", len(m["note"]), "note length")
         w.raw(m["note"])
+        if "scaling" in m:
+            w.put("B", m["scaling"] & 0xFF, "preferred scaling")
+        if "nms" in m:
+            w.put("B", m["nms"][0] & 0xFF, "suppression kind")
+            w.put("f", m["nms"][1], "beta_nms")
         return w
 
     up = lambda v: (v + 63) // 64 * 64
@@ -1060,7 +1071,7 @@ def conv_in_channels(m):
                 if not L["sources"] or any(s < 0 or s >= i for s in L["sources"]) or L["groups"] <= 0:
                     return None
                 c = sum(out[s] for s in L["sources"]) // L["groups"]
-            elif k not in (MAXPOOL, UPSAMPLE, SHORTCUT, YOLO):
+            elif k not in (MAXPOOL, UPSAMPLE, SHORTCUT, YOLO, YOLO_NEW_COORDS):
                 return None
             out.append(c)
     except (KeyError, IndexError, TypeError):
@@ -1353,10 +1364,10 @@ def gen_model(rng, index, ctx):
             # also fix what follows from the change: head filters and label count for a class
             # count change, and blobs of the right size for every convolution
             for i, L in enumerate(m["layers"]):
-                if L["kind"] == YOLO and i > 0 and m["layers"][i - 1]["kind"] == CONV and 0 < L["classes"] < 100000 \
+                if L["kind"] in (YOLO, YOLO_NEW_COORDS) and i > 0 and m["layers"][i - 1]["kind"] == CONV and 0 < L["classes"] < 100000 \
                         and 0 < len(L["mask"]) < 100:
                     m["layers"][i - 1]["filters"] = len(L["mask"]) * (L["classes"] + 5)
-            classes = [L["classes"] for L in m["layers"] if L["kind"] == YOLO]
+            classes = [L["classes"] for L in m["layers"] if L["kind"] in (YOLO, YOLO_NEW_COORDS)]
             if classes and len(m["labels"]) not in (0, classes[0]) and "labels" not in label:
                 m["labels"] = [b"class %d" % k for k in range(classes[0])] if classes[0] < 100000 else []
             ok = regenerate_blobs(rng, m)

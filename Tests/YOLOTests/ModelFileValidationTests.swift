@@ -126,6 +126,34 @@ import Testing
         expectError("the zlib stream is truncated") { put(UInt64(1), at: reference + 8, in: &$0) }
     }
 
+    /// The layers' streams inflate in parallel after every record was read; with two damaged streams
+    /// the error still names the first damaged layer in file order, and a later one alone is named too.
+    @Test func theFirstDamagedStreamInFileOrderIsNamed() throws {
+        let records = tensorRecordOffsets(model)
+        let deflatedRecords = records.filter { bytes[$0 + 4] == 2 }
+        try #require(deflatedRecords.count >= 2 && deflatedRecords.first == secondRecord)
+        let last = try #require(deflatedRecords.last)
+        let lastLayer = Int(bytes[last]) | Int(bytes[last + 1]) << 8
+        func damage(_ record: Int, in bytes: inout [UInt8]) {
+            let offset = u64(bytes, at: record + 8), length = u64(bytes, at: record + 16)
+            bytes[offset + length - 1] ^= 0x01   // the Adler-32 trailer
+        }
+        for residency in [WeightResidency.codes, .expanded] {
+            var both = bytes
+            damage(last, in: &both)
+            damage(secondRecord, in: &both)
+            resign(&both)
+            let message = loadError(both, residency: residency)
+            #expect(message?.contains("tensor of layer 2: deflated codes: the zlib stream is corrupt") == true, "\(message ?? "loaded")")
+            var later = bytes
+            damage(last, in: &later)
+            resign(&later)
+            let laterMessage = loadError(later, residency: residency)
+            #expect(laterMessage?.contains("tensor of layer \(lastLayer): deflated codes: the zlib stream is corrupt") == true,
+                    "\(laterMessage ?? "loaded")")
+        }
+    }
+
     /// A decompression bomb: a valid stream of 100 MB of zeros (about 100 KB) as a 216-byte layer's codes.
     /// Inflation stops at the layer's size: one error, in both residencies, and no 100 MB allocation.
     @Test func decompressionBomb() throws {

@@ -100,6 +100,7 @@ extension ModelFile {
             return false
         }
         var records: [Int: TensorRecord] = [:]
+        var pending: [TensorLayout.PendingInflation] = []
         let tensorCount = try reader.count("tensor count", elementSize: tensorRecordSize)
         guard tensorCount == convolutions.count else {
             throw reader.failure("\(tensorCount) tensors for \(convolutions.count) convolutions")
@@ -110,8 +111,12 @@ extension ModelFile {
             let inChannels = geometry[index].inputShapes[0].channels
             let (patch, o1) = inChannels.multipliedReportingOverflow(by: spec.size * spec.size)
             guard !o1, patch <= size * 8 else { throw reader.failure("\(inChannels)x\(spec.size)x\(spec.size) weights per filter cannot fit in the file") }
-            let record = try layout.readRecord(&reader, layer: index, filters: spec.filters, rowLength: patch)
-            records[index] = record
+            records[index] = try layout.readRecord(&reader, layer: index, filters: spec.filters, rowLength: patch,
+                                                   pending: &pending)
+        }
+        // Deflated codes (1.3) inflate once every record has passed its checks, all layers in parallel.
+        try TensorLayout.inflate(pending)
+        for (index, record) in records {
             switch record {
             case .float(let p): model.convolutions[index] = p
             case .lut(let q):

@@ -23,7 +23,7 @@ import Synchronization
                     throw YOLOError.unreadableFile(path: path, reason: "cannot open")
                 }
                 defer { try? handle.close() }
-                return handle.readDataToEndOfFile()
+                return try readUnsized(handle, path: path)
             }
             return try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe)
         } catch let error as YOLOError {
@@ -31,6 +31,23 @@ import Synchronization
         } catch {
             throw YOLOError.unreadableFile(path: path, reason: (error as NSError).localizedDescription)
         }
+    }
+
+    /// The most a file that reports no size (a pipe, a device, a /proc file) may hold: `/dev/zero` or an
+    /// endless pipe would otherwise be read until memory runs out (Foundation's `readDataToEndOfFile`
+    /// trapped on it: "Bad address" after gigabytes).
+    public static let unsizedLimit = 256 << 20
+
+    /// Reads `handle` to its end in 1 MB chunks, failing once more than `unsizedLimit` bytes arrived.
+    public static func readUnsized(_ handle: FileHandle, path: String) throws -> Data {
+        var data = Data()
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            guard data.count + chunk.count <= unsizedLimit else {
+                throw YOLOError.unreadableFile(path: path, reason: "reports no size and holds more than \(unsizedLimit >> 20) MB (a device or an endless stream?)")
+            }
+            data.append(chunk)
+        }
+        return data
     }
 
     /// Reads a text file as UTF-8.

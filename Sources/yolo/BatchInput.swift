@@ -6,7 +6,7 @@ enum BatchInput {
     /// The paths listed in `source` (`-`: standard input), one per line or NUL-separated; empty entries and
     /// a trailing carriage return (a list written on Windows) are ignored.
     static func paths(from source: String, nullSeparated: Bool) throws -> [String] {
-        let data = source == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try FileIO.read(source)
+        let data = source == "-" ? try FileIO.readUnsized(FileHandle.standardInput, path: "standard input") : try FileIO.read(source)
         let separator: UInt8 = nullSeparated ? 0 : UInt8(ascii: "\n")
         return data.split(separator: separator, omittingEmptySubsequences: true).compactMap { bytes in
             var entry = String(decoding: bytes, as: UTF8.self)

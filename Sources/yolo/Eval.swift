@@ -114,8 +114,12 @@ struct Eval: ParsableCommand, KernelSelecting {
         }
         guard isDirectory.boolValue else { throw YOLOError.invalidArgument("--images \(images): not a folder") }
         if let results {
-            let folder = (results as NSString).deletingLastPathComponent
-            let parent = folder.isEmpty ? "." : folder
+            // Not NSString.deletingLastPathComponent: Foundation (Swift 6.3, Linux) traps on a path without
+            // a slash ("out.json", "."), found by fuzz-mutate (cli-0217).
+            let parent = results.lastIndex(of: "/").map { $0 == results.startIndex ? "/" : String(results[..<$0]) } ?? "."
+            if FileManager.default.fileExists(atPath: results, isDirectory: &isDirectory), isDirectory.boolValue {
+                throw YOLOError.invalidArgument("--results \(results): is a folder, not a file to write")
+            }
             guard FileManager.default.fileExists(atPath: parent, isDirectory: &isDirectory), isDirectory.boolValue else {
                 throw YOLOError.invalidArgument("--results \(results): folder \(parent) does not exist")
             }

@@ -65,6 +65,10 @@ import Testing
             (["--images", folder + "/no-such-folder"], folder + "/no-such-folder"),
             (["--images", folder + "/file"], folder + "/file"),
             (["--images", folder, "--results", folder + "/missing/out.json"], folder + "/missing"),
+            // A folder as the results file (fuzz-mutate's cli-0217: "." trapped in Foundation's
+            // deletingLastPathComponent, as does any path without a slash).
+            (["--images", folder, "--results", folder], folder),
+            (["--images", folder, "--results", "."], "--results ."),
         ]
         for (arguments, names) in cases {
             let run = try runYOLO(["eval", "--annotations", Self.crowd.annotations] + arguments)

@@ -323,6 +323,18 @@ import Testing
         #expect(throws: YOLOError.self) { try FileIO.read(folder) }
     }
 
+    /// A path that reports no size and never ends (`/dev/zero`; fuzz-mutate's cli-0127 trapped in
+    /// Foundation's readDataToEndOfFile) is read up to `FileIO.unsizedLimit`, then refused in one line.
+    @Test func endlessUnsizedFilesAreRefused() throws {
+        #expect(throws: YOLOError.unreadableFile(path: "/dev/zero", reason: "reports no size and holds more than 256 MB (a device or an endless stream?)")) {
+            try FileIO.read("/dev/zero")
+        }
+        let result = try runYOLO(["info", "/dev/zero"])
+        #expect(result.status == 1)
+        #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains("/dev/zero") && result.stderr.contains("reports no size"),
+                "stderr: \(result.stderr)")
+    }
+
     /// Ctrl-C while `detect --save` writes a large PNG removes the temporary file and exits 130.
     @Test(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)")) func interruptedSaveLeavesNothing() throws {
         let folder = TestPaths.temporaryFolder()

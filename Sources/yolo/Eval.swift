@@ -114,8 +114,8 @@ struct Eval: ParsableCommand, KernelSelecting {
         }
         guard isDirectory.boolValue else { throw YOLOError.invalidArgument("--images \(images): not a folder") }
         if let results {
-            // Not NSString.deletingLastPathComponent: Foundation (Swift 6.3, Linux) traps on a path without
-            // a slash ("out.json", "."), found by fuzz-mutate (cli-0217).
+            // Not NSString.deletingLastPathComponent: Foundation (Swift 6.3, Linux) traps on some short paths
+            // ("." and "./", found by fuzz-mutate as cli-0217; also "x"), not on "out.json".
             let parent = results.lastIndex(of: "/").map { $0 == results.startIndex ? "/" : String(results[..<$0]) } ?? "."
             if FileManager.default.fileExists(atPath: results, isDirectory: &isDirectory), isDirectory.boolValue {
                 throw YOLOError.invalidArgument("--results \(results): is a folder, not a file to write")

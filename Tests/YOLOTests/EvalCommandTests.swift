@@ -66,7 +66,7 @@ import Testing
             (["--images", folder + "/file"], folder + "/file"),
             (["--images", folder, "--results", folder + "/missing/out.json"], folder + "/missing"),
             // A folder as the results file (fuzz-mutate's cli-0217: "." trapped in Foundation's
-            // deletingLastPathComponent, as does any path without a slash).
+            // deletingLastPathComponent, as do "./" and "x").
             (["--images", folder, "--results", folder], folder),
             (["--images", folder, "--results", "."], "--results ."),
         ]

@@ -120,17 +120,19 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
     /// True when this machine's CPU has everything the family needs (what `select(_:source:)` checks).
     public var isSupported: Bool { isSupported(by: .current) }
 
-    /// True when this family is known to run slower on `cpu` than the next family down, so
-    /// `ranked(for:)` puts it after that one. The AVX-512 family on AMD family 25 (Zen 4): measured
+    /// Why this family runs slower on `cpu` than the next family down, or nil when it is not known to,
+    /// so `ranked(for:)` puts it after that one. The AVX-512 family on AMD family 25 (Zen 4): measured
     /// on an EPYC Zen 4 (yolov4-tiny, one thread, interleaved), the avx2 family's pass took 39.7 ms
     /// against 42.8 ms, since Zen 4 splits each 512-bit operation in two (docs/performance.md).
-    func runsSlower(on cpu: CPUFeatures) -> Bool { name == .avx512 && cpu.splitsAVX512 }
+    func slowdown(on cpu: CPUFeatures) -> String? {
+        name == .avx512 && cpu.splitsAVX512 ? "AMD family 25 executes 512-bit vectors as two 256-bit halves" : nil
+    }
 
     /// The families `cpu` supports, fastest first: the order of `all`, except that a family that
-    /// `runsSlower(on:)` this CPU comes after the next one.
+    /// has a `slowdown(on:)` this CPU comes after the next one.
     static func ranked(for cpu: CPUFeatures = .current) -> [KernelFamily] {
         var ranked = all.filter { $0.isSupported(by: cpu) }
-        for index in stride(from: ranked.count - 2, through: 0, by: -1) where ranked[index].runsSlower(on: cpu) {
+        for index in stride(from: ranked.count - 2, through: 0, by: -1) where ranked[index].slowdown(on: cpu) != nil {
             ranked.swapAt(index, index + 1)
         }
         return ranked
@@ -146,10 +148,11 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
 
     /// Why `best(for:)` chose its family, for `yolo bench` and `yolo info`.
     static func bestReason(for cpu: CPUFeatures = .current) -> String {
-        guard let demoted = all.first(where: { $0.isSupported(by: cpu) }), demoted != best(for: cpu) else {
+        guard let demoted = all.first(where: { $0.isSupported(by: cpu) }), demoted != best(for: cpu),
+              let why = demoted.slowdown(on: cpu) else {
             return "best this CPU supports"
         }
-        return "best for this CPU (\(demoted.name.rawValue) runs slower here: AMD family 25 executes 512-bit vectors as two 256-bit halves)"
+        return "best for this CPU (\(demoted.name.rawValue) runs slower here: \(why))"
     }
 
     /// The family for a request (`YOLO_KERNEL` or `--kernel`): `auto`/nil gives the best supported;

@@ -22,17 +22,11 @@
     }
 
     /// Allocates `count` elements, zero-filled, and lets `fill` write them (no intermediate array).
-    /// When `fill` throws, the memory is freed and the error passed on.
-    public init(count: Int, fill: (UnsafeMutableBufferPointer<Element>) throws -> Void) rethrows {
+    public init(count: Int, fill: (UnsafeMutableBufferPointer<Element>) -> Void) {
         let memory = LargeAllocation.allocate(Element.self, count: count)
         UnsafeMutableRawPointer(memory).initializeMemory(as: UInt8.self, repeating: 0,
                                                          count: max(count, 1) * MemoryLayout<Element>.stride)
-        do {
-            try fill(UnsafeMutableBufferPointer(start: memory, count: count))
-        } catch {
-            memory.deallocate()
-            throw error
-        }
+        fill(UnsafeMutableBufferPointer(start: memory, count: count))
         pointer = UnsafePointer(memory)
         self.count = count
         owned = memory

@@ -102,7 +102,11 @@ extension ModelFile {
     /// a half-written file. The same model, note and code storage give the same bytes (see
     /// `encode(_:note:compressCodes:)`).
     ///
-    /// - Parameter compressCodes: deflate LUT codes (storage 2, the default) or store them plain (storage 1).
+    /// - Parameters:
+    ///   - model: the model to save (float or quantized).
+    ///   - path: the file to write; its folder must exist.
+    ///   - note: free text stored in the file's metadata, e.g. how the model was converted.
+    ///   - compressCodes: deflate LUT codes (storage 2, the default) or store them plain (storage 1).
     /// - Throws: `YOLOError.unreadableFile` when the file cannot be written.
     public static func write(_ model: Model, to path: String, note: String = "", compressCodes: Bool = true) throws {
         try FileIO.writeAtomically(encode(model, note: note, compressCodes: compressCodes), to: path)

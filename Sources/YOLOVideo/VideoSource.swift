@@ -44,7 +44,9 @@ public enum FramePolicy: Sendable, Equatable, CustomStringConvertible {
 ///
 /// `nextFrame()` decodes synchronously on the caller's thread; `frames(policy:)` decodes on a thread of its
 /// own and hands frames over as an `AsyncSequence`, so decoding overlaps whatever the consumer does. One
-/// reader at a time: the source is a decoder's state, not a shareable value.
+/// reader at a time: the source is a decoder's state, not a shareable value. Decoding calls are serialized,
+/// so a `nextFrame()` made after leaving a `frames()` loop waits for that pass's thread to finish its last
+/// call rather than running beside it.
 public final class VideoSource: @unchecked Sendable {
     /// What kind of source `location` names.
     public enum Kind: String, Sendable {
@@ -80,6 +82,11 @@ public final class VideoSource: @unchecked Sendable {
     private let startTime: Int64
     private let converter = PixelConverter()
     private let interrupt: InterruptState
+    // The decoder's state below, and every FFmpeg call on it, belong to whichever thread holds `reading`:
+    // the caller of `nextFrame()` or a `frames()` pass's decoding thread. After a `break` out of a pass that
+    // thread finishes its current call in the background; the lock makes whatever reads the source next
+    // wait for it instead of racing it (ThreadSanitizer reported that race on `decodedCount`).
+    private let reading = Locked(())
     private var decodedCount = 0
     private var flushing = false
     private var finished = false
@@ -178,7 +185,7 @@ public final class VideoSource: @unchecked Sendable {
     }
 
     /// The index the next decoded frame will have.
-    var nextIndex: Int { decodedCount }
+    var nextIndex: Int { reading.withLock { _ in decodedCount } }
 
     /// Makes a blocked read (a stalled network stream, a camera) return at once, and every later
     /// `nextFrame()` end; safe from any thread.
@@ -189,6 +196,11 @@ public final class VideoSource: @unchecked Sendable {
     ///   a 1×1 placeholder.
     /// - Throws: `YOLOError` when the stream breaks or a file ends before the frames it declares.
     public func nextFrame(convert: Bool = true) throws -> VideoFrame? {
+        try reading.withLock { _ in try decodeNext(convert: convert) }
+    }
+
+    /// `nextFrame()`'s body; the caller holds `reading`.
+    private func decodeNext(convert: Bool) throws -> VideoFrame? {
         guard !finished, let frame, let decoder, let packet else { return nil }
         while true {
             if interrupt.isCancelled { finished = true; return nil }

@@ -19,7 +19,7 @@ func soak() -> Int32 {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
     let imageCount = Int(value(of: "--images", default: "10000")) ?? 10_000
     let callCount = Int(value(of: "--calls", default: "10000")) ?? 10_000
-    let modelPath = value(of: "--model", default: root + "/Weights/yolov3-tiny-lut8.yolo")
+    let modelPath = value(of: "--model", default: root + "/Weights/yolov4-tiny-lut8.yolo")  // the default model
     let samples = ["astronaut", "camera", "chelsea", "coffee"].map { root + "/Samples/\($0).png" }
 
     do {

@@ -88,9 +88,12 @@ SANITIZED = -c release -Xswiftc -enable-testing --scratch-path .build/$(1) --san
 asan: weights calibration
 	$(SWIFT) build --build-tests $(call SANITIZED,asan,address)
 	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan.supp $(SWIFT) test --skip-build $(call SANITIZED,asan,address)
+# TSan runs the suite in groups (scripts/tsan-by-suite.sh: the heavy suites one by one, logs and a summary
+# in $(TSAN_LOGS)) so that a run longer than a sitting leaves every finished group's result.
+TSAN_LOGS ?= /tmp/yolo-tsan
 tsan: weights calibration
 	$(SWIFT) build --build-tests $(call SANITIZED,tsan,thread)
-	TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/tsan.supp $(SWIFT) test --skip-build $(call SANITIZED,tsan,thread)
+	bash scripts/tsan-by-suite.sh $(TSAN_LOGS)
 
 # 10,000 detections in one process (RSS at 1,000 and at 10,000) and 10,000 concurrent calls from
 # 8 threads checked against serial results (Benchmarks/Soak/main.swift).

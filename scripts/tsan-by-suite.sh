@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test suite under ThreadSanitizer, one `swift test` run per group of suites, so that a run longer than a
-# sitting still leaves a finished, logged result for every group done (a single `make tsan` reports only at
+# sitting still leaves a finished, logged result for every group done (a single `swift test` reports only at
 # its end, and takes over two hours on two cores). Every suite of `swift test list` lands in exactly one
 # group: the named heavy ones (forward passes ~50x slower under TSan) each alone, all the others together.
 #
@@ -38,15 +38,20 @@ for s in $suites; do
     case " ${HEAVY[*]} " in *" $s "*) ;; *) light+=("$s") ;; esac
 done
 groups=("$(IFS='|'; echo "${light[*]}")")
+labels=(light)
 for s in "${HEAVY[@]}"; do
-    grep -qx "$s" <<<"$suites" && groups+=("$s")
+    grep -qx "$s" <<<"$suites" && groups+=("$s") && labels+=("$s")
+done
+# A misspelt group would otherwise run nothing and report success.
+for wanted in "${ONLY[@]}"; do
+    [[ " ${labels[*]} " == *" $wanted "* ]] || { echo "tsan-by-suite: unknown group '$wanted' (${labels[*]})" >&2; exit 1; }
 done
 
 status=0
 n=0
 for g in "${groups[@]}"; do
     n=$((n + 1))
-    label=$( [ "$n" = 1 ] && echo light || echo "$g")
+    label=${labels[n - 1]}
     if [ ${#ONLY[@]} -gt 0 ] && [[ " ${ONLY[*]} " != *" $label "* ]]; then continue; fi
     name=$(printf '%02d-%s' "$n" "$label")
     log="$LOGDIR/$name.log"

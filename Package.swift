@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "YOLOKernelsAVX512", dependencies: ["YOLOKernels"],
                 swiftSettings: [.unsafeFlags(["-target-cpu", "skylake-avx512"])]),
         .target(name: "YOLO", dependencies: ["COpenBLAS", "CLAPACK", "CTurboJPEG", "CPNG", "CZlib", "YOLOKernels",
-                                             "YOLOKernelsAVX2", "YOLOKernelsAVX512"]),
+                                             "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOPrefetch"]),
         .target(name: "YOLOModels", dependencies: ["YOLO"], exclude: ["PROVENANCE.md"],
                 resources: [.copy("Resources/yolov4-tiny-lut8.yolo"), .copy("Resources/yolov3-tiny-lut8.yolo")]),
         .target(name: "YOLOVideo", dependencies: ["YOLO", "CAVFormat", "CAVCodec", "CAVUtil", "CSwScale", "CAVDevice"]),

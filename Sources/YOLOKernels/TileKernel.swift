@@ -24,7 +24,7 @@ public struct TileKernel: Sendable {
         UnsafePointer<Float>?, Int) -> Void
 
     /// `Strided` for a B that is streamed from memory once (the transposed Winograd path's filters):
-    /// each row step also prefetches the cache line `prefetchDistance` bytes past the row, so the next
+    /// each row step also prefetches into L2 the cache line `prefetchDistance` bytes past the row, so the next
     /// block of the stream arrives while this one is multiplied:
     /// `(k, a, b, ldb, c, ldc, rows, accumulate, bias, activationCode, prefetchDistance)`.
     public typealias Streamed = @convention(c) (
@@ -67,7 +67,7 @@ public struct StridedRows: RowsOfB {
     }
 }
 
-/// Rows a fixed number of bytes apart, each step prefetching the row `distance` bytes past it:
+/// Rows a fixed number of bytes apart, each step prefetching into L2 the row `distance` bytes past it:
 /// `lines` 64-byte lines (1 for a 16-float row, 4 for a 64-float row). Kernels pass `lines` as a
 /// literal, so the prefetches unroll into straight-line code (a loop here spilled the accumulators).
 @frozen
@@ -88,7 +88,7 @@ public struct StreamedRows: RowsOfB {
     @inlinable @inline(__always)
     public mutating func next() -> UnsafeRawPointer {
         defer { row += step }
-        for line in 0..<lines { prefetch(row + distance + 64 * line) }
+        for line in 0..<lines { prefetchIntoL2(row + distance + 64 * line) }
         return row
     }
 }

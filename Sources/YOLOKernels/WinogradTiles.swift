@@ -254,7 +254,7 @@ public enum WinogradTiles {
     /// `Aᵀ M A` plus bias and the activation for one tile and `count` (≤ 16) adjacent filters: `mm` at
     /// the first filter's ξ = 0 value in Mᵀ (ξ `planeStride` apart), `biases` theirs; filter `lane`'s
     /// `rows × columns` output values go to `origin + lane · plane` (rows `width` apart).
-    /// `buffer`: 2α² vectors.
+    /// `buffer`: 2α² + 4 vectors.
     @inlinable @inline(__always)
     public static func filtersOutput(m: Int, mm: UnsafePointer<Float>, planeStride: Int, biases: UnsafePointer<Float>,
                                      count: Int, activation: Activation, origin: UnsafeMutablePointer<Float>, plane: Int,
@@ -270,9 +270,24 @@ public enum WinogradTiles {
         @inline(__always) func scatter(_ values: Wide, _ target: UnsafeMutablePointer<Float>) {
             for lane in 0..<count { target[lane * plane] = values[lane] }
         }
+        let run = UnsafeMutableRawPointer(buffer + 2 * (m + 2) * (m + 2)).assumingMemoryBound(to: Float.self)
         for i in 0..<rows {
             let y = outputRow(m: m, i, UnsafePointer(temp), bias: bias, activation: activation)
             let row = origin + i * width
+            if m == 4 && columns == 4 {
+                // Each filter's 4 values of this row, interleaved into runs of 4 (as `rowsOutput` does for
+                // tiles), then stored 4 at a time: 16 vector stores instead of 64 scalar ones (this function
+                // was 3.7 % of a yolov4-tiny pass on Zen 4 storing lane by lane).
+                let even = zip(y.0, y.2), odd = zip(y.1, y.3)
+                let raw = UnsafeMutableRawPointer(run)
+                raw.storeBytes(of: zip(even.lowHalf, odd.lowHalf), as: SIMD32<Float>.self)
+                raw.storeBytes(of: zip(even.highHalf, odd.highHalf), toByteOffset: 128, as: SIMD32<Float>.self)
+                for lane in 0..<count {
+                    UnsafeMutableRawPointer(row + lane * plane).storeBytes(
+                        of: UnsafeRawPointer(run + 4 * lane).loadUnaligned(as: SIMD4<Float>.self), as: SIMD4<Float>.self)
+                }
+                continue
+            }
             scatter(y.0, row)
             if columns > 1 { scatter(y.1, row + 1) }
             if m == 4 {

@@ -14,8 +14,13 @@ public func avx2TileStrided(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePoin
                            _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ accumulate: Bool,
                            _ bias: UnsafePointer<Float>?, _ activation: Int) {
     #if arch(x86_64)
-    var rowsOfB = StridedRows(b, ldb: ldb)
-    AVX2Tile.tile(k, a, &rowsOfB, c, ldc, rows, accumulate, bias, activation)
+    if rows <= 2 {
+        strided(k, a, b, ldb, c, ldc, rows, accumulate, bias, activation, TwoRows.self)
+    } else if rows <= 4 {
+        strided(k, a, b, ldb, c, ldc, rows, accumulate, bias, activation, FourRows.self)
+    } else {
+        strided(k, a, b, ldb, c, ldc, rows, accumulate, bias, activation, SixRows.self)
+    }
     #endif
 }
 
@@ -24,8 +29,13 @@ public func avx2TileOffsets(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePoin
                            _ offsets: UnsafePointer<Int>, _ c: UnsafeMutablePointer<Float>, _ ldc: Int,
                            _ rows: Int, _ bias: UnsafePointer<Float>?, _ activation: Int) {
     #if arch(x86_64)
-    var rowsOfB = OffsetRows(b, offsets: offsets)
-    AVX2Tile.tile(k, a, &rowsOfB, c, ldc, rows, false, bias, activation)
+    if rows <= 2 {
+        offset(k, a, b, offsets, c, ldc, rows, bias, activation, TwoRows.self)
+    } else if rows <= 4 {
+        offset(k, a, b, offsets, c, ldc, rows, bias, activation, FourRows.self)
+    } else {
+        offset(k, a, b, offsets, c, ldc, rows, bias, activation, SixRows.self)
+    }
     #endif
 }
 
@@ -34,19 +44,85 @@ public func avx2TileStreamed(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePoi
                              _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ accumulate: Bool,
                              _ bias: UnsafePointer<Float>?, _ activation: Int, _ prefetchDistance: Int) {
     #if arch(x86_64)
-    var rowsOfB = StreamedRows(b, ldb: ldb, distance: prefetchDistance, lines: 1)
-    AVX2Tile.tile(k, a, &rowsOfB, c, ldc, rows, accumulate, bias, activation)
+    if rows <= 2 {
+        streamed(k, a, b, ldb, c, ldc, rows, accumulate, bias, activation, prefetchDistance, TwoRows.self)
+    } else if rows <= 4 {
+        streamed(k, a, b, ldb, c, ldc, rows, accumulate, bias, activation, prefetchDistance, FourRows.self)
+    } else {
+        streamed(k, a, b, ldb, c, ldc, rows, accumulate, bias, activation, prefetchDistance, SixRows.self)
+    }
     #endif
 }
+
+/// `TileKernel.Sweep` for 6 × 16 tiles.
+public func avx2TileSweep(_ k: Int, _ a: UnsafePointer<Float>, _ aStride: Int, _ b: UnsafePointer<Float>, _ ldb: Int,
+                          _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ accumulate: Bool,
+                          _ bias: UnsafePointer<Float>?, _ activation: Int, _ prefetchDistance: Int) {
+    #if arch(x86_64)
+    var (a, c, bias, first) = (a, c, bias, 0)
+    while first < rows {
+        let valid = min(6, rows - first)
+        if prefetchDistance > 0 {
+            avx2TileStreamed(k, a, b, ldb, c, ldc, valid, accumulate, bias, activation, prefetchDistance)
+        } else {
+            avx2TileStrided(k, a, b, ldb, c, ldc, valid, accumulate, bias, activation)
+        }
+        first += 6
+        a += aStride
+        c += 6 * ldc
+        bias = bias.map { $0 + 6 }
+    }
+    #endif
+}
+
+// One function per way of finding B's rows, specialized per height, each inlining the body once (three
+// inlined bodies in one entry point were left as calls, with the prefetch loop no longer unrolled).
+
+@inline(never)
+func strided<Height: TileHeight>(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ ldb: Int,
+                                 _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ accumulate: Bool,
+                                 _ bias: UnsafePointer<Float>?, _ activation: Int, _ height: Height.Type) {
+    var rowsOfB = StridedRows(b, ldb: ldb)
+    AVX2Tile.tile(k, a, &rowsOfB, c, ldc, rows, accumulate, bias, activation, height)
+}
+
+@inline(never)
+func offset<Height: TileHeight>(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>,
+                                _ offsets: UnsafePointer<Int>, _ c: UnsafeMutablePointer<Float>, _ ldc: Int,
+                                _ rows: Int, _ bias: UnsafePointer<Float>?, _ activation: Int, _ height: Height.Type) {
+    var rowsOfB = OffsetRows(b, offsets: offsets)
+    AVX2Tile.tile(k, a, &rowsOfB, c, ldc, rows, false, bias, activation, height)
+}
+
+@inline(never)
+func streamed<Height: TileHeight>(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ ldb: Int,
+                                  _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ accumulate: Bool,
+                                  _ bias: UnsafePointer<Float>?, _ activation: Int, _ prefetchDistance: Int,
+                                  _ height: Height.Type) {
+    var rowsOfB = StreamedRows(b, ldb: ldb, distance: prefetchDistance, lines: 1)
+    AVX2Tile.tile(k, a, &rowsOfB, c, ldc, rows, accumulate, bias, activation, height)
+}
+
+/// How many rows of a panel an `AVX2Tile.tile` specialization multiplies: a call storing at most 2 (or 4)
+/// rows multiplies only those, on 4 (or 8) accumulators, instead of all 6. The transposed Winograd
+/// products have such panels often (16 tiles: 6 + 6 + 4; 49 tiles: 8 × 6 + 1), and so does the last
+/// panel of most filter counts.
+protocol TileHeight { static var rows: Int { get } }
+enum TwoRows: TileHeight { static var rows: Int { 2 } }
+enum FourRows: TileHeight { static var rows: Int { 4 } }
+enum SixRows: TileHeight { static var rows: Int { 6 } }
 
 /// The kernel's body, specialized for each way of finding B's rows.
 enum AVX2Tile {
     typealias Vector = SIMD8<Float>
 
+    /// `Height.rows` (2, 4 or 6, a constant of each specialization) is how many of the panel's rows are
+    /// multiplied; the other accumulators stay unused and are compiled away.
     @inline(__always)
-    static func tile<Rows: RowsOfB>(_ k: Int, _ a: UnsafePointer<Float>, _ rowsOfB: inout Rows,
-                                    _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ accumulate: Bool,
-                                    _ bias: UnsafePointer<Float>?, _ code: Int) {
+    static func tile<Rows: RowsOfB, Height: TileHeight>(_ k: Int, _ a: UnsafePointer<Float>, _ rowsOfB: inout Rows,
+                                                       _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int,
+                                                       _ accumulate: Bool, _ bias: UnsafePointer<Float>?, _ code: Int,
+                                                       _ height: Height.Type) {
         var c00 = initial(c, ldc, 0, 0, rows, accumulate), c01 = initial(c, ldc, 0, 1, rows, accumulate)
         var c10 = initial(c, ldc, 1, 0, rows, accumulate), c11 = initial(c, ldc, 1, 1, rows, accumulate)
         var c20 = initial(c, ldc, 2, 0, rows, accumulate), c21 = initial(c, ldc, 2, 1, rows, accumulate)
@@ -62,14 +138,18 @@ enum AVX2Tile {
             c00.addProduct(s, b0); c01.addProduct(s, b1)
             s = Vector(repeating: ap[1])
             c10.addProduct(s, b0); c11.addProduct(s, b1)
-            s = Vector(repeating: ap[2])
-            c20.addProduct(s, b0); c21.addProduct(s, b1)
-            s = Vector(repeating: ap[3])
-            c30.addProduct(s, b0); c31.addProduct(s, b1)
-            s = Vector(repeating: ap[4])
-            c40.addProduct(s, b0); c41.addProduct(s, b1)
-            s = Vector(repeating: ap[5])
-            c50.addProduct(s, b0); c51.addProduct(s, b1)
+            if Height.rows > 2 {
+                s = Vector(repeating: ap[2])
+                c20.addProduct(s, b0); c21.addProduct(s, b1)
+                s = Vector(repeating: ap[3])
+                c30.addProduct(s, b0); c31.addProduct(s, b1)
+            }
+            if Height.rows > 4 {
+                s = Vector(repeating: ap[4])
+                c40.addProduct(s, b0); c41.addProduct(s, b1)
+                s = Vector(repeating: ap[5])
+                c50.addProduct(s, b0); c51.addProduct(s, b1)
+            }
             ap += 6
         }
         let activation = Activation(code: code)

@@ -37,6 +37,27 @@ public func avx512TileStreamed(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafeP
     #endif
 }
 
+/// `TileKernel.Sweep` for 6 × 64 tiles.
+public func avx512TileSweep(_ k: Int, _ a: UnsafePointer<Float>, _ aStride: Int, _ b: UnsafePointer<Float>, _ ldb: Int,
+                            _ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ accumulate: Bool,
+                            _ bias: UnsafePointer<Float>?, _ activation: Int, _ prefetchDistance: Int) {
+    #if arch(x86_64)
+    var (a, c, bias, first) = (a, c, bias, 0)
+    while first < rows {
+        let valid = min(6, rows - first)
+        if prefetchDistance > 0 {
+            avx512TileStreamed(k, a, b, ldb, c, ldc, valid, accumulate, bias, activation, prefetchDistance)
+        } else {
+            avx512TileStrided(k, a, b, ldb, c, ldc, valid, accumulate, bias, activation)
+        }
+        first += 6
+        a += aStride
+        c += 6 * ldc
+        bias = bias.map { $0 + 6 }
+    }
+    #endif
+}
+
 /// The kernel's body, specialized for each way of finding B's rows.
 enum AVX512Tile {
     typealias Vector = SIMD16<Float>

@@ -40,7 +40,8 @@ extension GEMM {
         /// chunks when the B that one sweep reads would not stay in L2: each chunk then adds to C, and
         /// the last applies bias and activation.
         @inline(__always)
-        func run(panels: Range<Int>, rowEnd: Int, panelsOuter wanted: Bool,
+        /// A's panels are `panelStride` floats apart (`weightsOf(p + 1, ks) − weightsOf(p, ks)`).
+        func run(panels: Range<Int>, rowEnd: Int, panelsOuter wanted: Bool, panelStride: Int,
                  weightsOf: (_ panel: Int, _ ks: Range<Int>) -> UnsafePointer<Float>) {
             let blocks = (n + panelColumns - 1) / panelColumns
             let (panelRows, panelColumns) = (self.panelRows, self.panelColumns)
@@ -124,7 +125,17 @@ extension GEMM {
                     for block in 0..<blocks {
                         if !direct { pack(block, ks, into: packedB!) }
                         let bBlock = source(block, ks, slot: 0)
-                        for panel in panels { one(panel, block, ks, bBlock) }
+                        let column = block * panelColumns
+                        if padded || n - column >= panelColumns, let first = panels.first {
+                            // The block's whole column of tiles in one call.
+                            let row = first * panelRows
+                            let rows = min(rowEnd, panels.upperBound * panelRows) - row
+                            tile.sweep(ks.count, weightsOf(first, ks), panelStride, bBlock.0, bBlock.1,
+                                       c + row * ldc + column, ldc, rows, ks.lowerBound > 0,
+                                       ks.upperBound == k ? bias.map { $0 + row } : nil, code, prefetchDistance ?? 0)
+                        } else {
+                            for panel in panels { one(panel, block, ks, bBlock) }
+                        }
                     }
                 }
             }
@@ -153,7 +164,7 @@ extension GEMM {
                                 prefetchDistance: streamPrefetchBytes)
         let panelRows = operands.panelRows
         let panels = 0 ..< (m + panelRows - 1) / panelRows
-        operands.run(panels: panels, rowEnd: m, panelsOuter: m * k >= k * n) { panel, ks in
+        operands.run(panels: panels, rowEnd: m, panelsOuter: m * k >= k * n, panelStride: k * panelRows) { panel, ks in
             a + panel * k * panelRows + ks.lowerBound * panelRows
         }
     }

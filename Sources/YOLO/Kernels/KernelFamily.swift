@@ -95,14 +95,16 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
             name: .avx512, lanes: 16, tileRows: 6, tileColumns: 64,
             fastPaths: [.directConvolutionMaxPool, .winogradRows, .winogradTransposed],
             smallMapWinogradTile: 2,
-            tile: TileKernel(strided: avx512TileStrided, offsets: avx512TileOffsets, streamed: avx512TileStreamed),
+            tile: TileKernel(strided: avx512TileStrided, offsets: avx512TileOffsets, streamed: avx512TileStreamed,
+                             sweep: avx512TileSweep),
             winograd: WinogradKernels(rowsInput: avx512WinogradRowsInput, rowsOutput: avx512WinogradRowsOutput,
                                       tilesInput: avx512WinogradTilesInput, filtersOutput: avx512WinogradFiltersOutput)))
         families.append(KernelFamily(
             name: .avx2, lanes: 8, tileRows: 6, tileColumns: 16,
             fastPaths: [.directConvolutionMaxPool, .winogradRows, .winogradTransposed],
             smallMapWinogradTile: 4,
-            tile: TileKernel(strided: avx2TileStrided, offsets: avx2TileOffsets, streamed: avx2TileStreamed),
+            tile: TileKernel(strided: avx2TileStrided, offsets: avx2TileOffsets, streamed: avx2TileStreamed,
+                             sweep: avx2TileSweep),
             winograd: WinogradKernels(rowsInput: avx2WinogradRowsInput, rowsOutput: avx2WinogradRowsOutput,
                                       tilesInput: avx2WinogradTilesInput, filtersOutput: avx2WinogradFiltersOutput)))
         #endif

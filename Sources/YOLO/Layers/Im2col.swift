@@ -1,3 +1,5 @@
+import YOLOPrefetch
+
 /// The im2col unfolding that turns a convolution into one matrix product.
 enum Im2col {
     /// Writes the `[C·size·size][outH·outW]` column matrix of `input` (CHW, `shape`) to `columns`.
@@ -42,8 +44,19 @@ enum Im2col {
         let n = outputRows * outputWidth
         // Shifting the input up by firstOutputRow·stride rows turns the band into a whole map.
         let shift = firstOutputRow * stride
+        // The input rows the band reads, per channel: from the band's first tap row to its last.
+        let firstRow = max(0, shift - padding)
+        let endRow = min(shape.height, (firstOutputRow + outputRows - 1) * stride + size - padding)
         for c in 0..<shape.channels {
             let channel = input + c * shape.height * shape.width + shift * shape.width
+            if c + 1 < shape.channels && endRow > firstRow {
+                // The next channel's rows, a line at a time, while this one is unfolded: each row is read from
+                // L3 (the previous layer's output) in short runs the hardware prefetcher does not catch up with.
+                let next = UnsafeRawPointer(input + (c + 1) * shape.height * shape.width + firstRow * shape.width)
+                for offset in Swift.stride(from: 0, to: (endRow - firstRow) * shape.width * 4, by: 64) {
+                    prefetch(next + offset)
+                }
+            }
             for ky in 0..<size {
                 for kx in 0..<size {
                     unfoldRow(channel, height: shape.height - shift, width: shape.width, kx: kx, ky: ky,

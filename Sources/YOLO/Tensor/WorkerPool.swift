@@ -23,6 +23,10 @@ import Glibc
 /// any other runnable thread, ours or another process's), and only then sleep on the condition
 /// variables.
 ///
+/// A worker found preempted (its heartbeat still for 50 µs, not just woken) starts a solo spell: for
+/// `soloNanoseconds` regions, and `Network.forward`'s layers, run on the caller alone without waking it,
+/// so it sleeps instead of spinning beside the process that took its core.
+///
 /// One region runs at a time. A caller that finds the pool busy (another thread's region) or that is
 /// itself a pool worker (a nested region) runs its parts inline, one after another.
 final class WorkerPool: @unchecked Sendable {
@@ -87,7 +91,7 @@ final class WorkerPool: @unchecked Sendable {
         // next region, and one the scheduler has preempted (its heartbeat does not move) would make
         // the caller wait for the part it takes. On a busy machine the caller then runs the region
         // alone, at one thread's speed, instead of waiting for a worker that has no CPU.
-        guard workersAreRunning() else {
+        guard availability() == .running else {
             pthread_mutex_unlock(region)
             for part in 0..<parts { body(part) }
             return
@@ -109,17 +113,70 @@ final class WorkerPool: @unchecked Sendable {
         pthread_mutex_unlock(region)
     }
 
-    /// True when no worker sleeps and the heartbeat moves within a few microseconds; wakes sleepers.
-    private func workersAreRunning() -> Bool {
+    /// Whether the workers can share a region now: asked by every region, and by `Network.forward` before
+    /// each layer (a layer planned for one thread is faster than one planned for two whose parts the
+    /// caller runs alone).
+    enum Availability {
+        /// A worker is on a CPU, waiting for work.
+        case running
+        /// The workers were asleep: woken now, they will be spinning by the next region.
+        case waking
+        /// Awake but not running (the scheduler gave the core to another process), or found so less
+        /// than `soloNanoseconds` ago.
+        case preempted
+    }
+
+    /// How long regions run on the caller alone after a worker was found preempted, without waking it.
+    /// A woken worker spins (and yields) for ~2 ms between regions: on a core shared with another
+    /// process that is a third runnable thread on two cores, which took CPU time from the caller's
+    /// core too (two threads were 1.03× one thread's time with a CPU-bound process beside them). Left
+    /// asleep, the caller runs at one thread's speed; after this window a region wakes it again to see.
+    static let soloNanoseconds = 200_000_000
+    /// How long after waking the workers a still heartbeat is not held against them.
+    static let wakeNanoseconds = 5_000_000
+    /// How long the heartbeat must stand still before a worker counts as preempted.
+    static let preemptedNanoseconds = 50_000
+    /// Until when (`CLOCK_MONOTONIC` nanoseconds) regions run on the caller alone.
+    private let soloUntil = Atomic<Int>(0)
+    /// When sleeping workers were last woken (`CLOCK_MONOTONIC` nanoseconds).
+    private let wokenAt = Atomic<Int>(0)
+
+    /// `.running` when no worker sleeps and the heartbeat moves within a few microseconds; wakes
+    /// sleepers (`.waking`) unless a worker was found preempted less than `soloNanoseconds` ago.
+    func availability() -> Availability {
+        guard threadCount >= 1 else { return .preempted }
+        let now = Self.monotonicNanoseconds()
+        if now < soloUntil.load(ordering: .relaxed) { return .preempted }
         if sleepers.load(ordering: .sequentiallyConsistent) > 0 {
             pthread_mutex_lock(lock)
             pthread_cond_broadcast(wake)   // they find no new region, and spin until the next one
             pthread_mutex_unlock(lock)
-            return false
+            wokenAt.store(now, ordering: .relaxed)
+            return .waking
         }
         let start = heartbeat.load(ordering: .relaxed)
-        for _ in 0..<Self.heartbeatChecks where heartbeat.load(ordering: .relaxed) != start { return true }
-        return false
+        for _ in 0..<Self.heartbeatChecks where heartbeat.load(ordering: .relaxed) != start { return .running }
+        // A worker woken less than `wakeNanoseconds` ago may not have been scheduled yet (a VM's idle vCPU
+        // can take milliseconds to come back): not a verdict.
+        if now - wokenAt.load(ordering: .relaxed) < Self.wakeNanoseconds { return .waking }
+        // Before deciding on a solo spell, watch for `preemptedNanoseconds`: a worker between two
+        // `sched_yield` calls can miss the short check above, a preempted one stays still for a time slice.
+        let deadline = now + Self.preemptedNanoseconds
+        var checks = 0
+        while heartbeat.load(ordering: .relaxed) == start {
+            checks += 1
+            if checks % 256 == 0 && Self.monotonicNanoseconds() > deadline {
+                soloUntil.store(deadline + Self.soloNanoseconds, ordering: .relaxed)
+                return .preempted
+            }
+        }
+        return .running
+    }
+
+    fileprivate static func monotonicNanoseconds() -> Int {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return time.tv_sec * 1_000_000_000 + time.tv_nsec
     }
 
     /// Claims and runs parts of region `generation` until none is left.
@@ -186,15 +243,26 @@ final class WorkerPool: @unchecked Sendable {
     }
 
     /// A waiting thread's schedule: `spinLimit` plain checks, then a `sched_yield` before each check,
-    /// `yieldLimit` times; `next()` is false when it is time to sleep.
+    /// `yieldLimit` times or for `yieldNanoseconds`, whichever ends first; `next()` is false when it is
+    /// time to sleep. (On a core shared with another busy process each yield can give that process a
+    /// whole time slice, so a count alone does not bound how long the waiting thread stays runnable.)
     private struct Backoff {
         var count = 0
+        var yieldsEnd = 0
         mutating func next() -> Bool {
             count += 1
             if count <= WorkerPool.spinLimit { return true }
             if count > WorkerPool.spinLimit + WorkerPool.yieldLimit { return false }
+            if count == WorkerPool.spinLimit + 1 {
+                yieldsEnd = WorkerPool.monotonicNanoseconds() + WorkerPool.yieldNanoseconds
+            } else if count % 64 == 0 && WorkerPool.monotonicNanoseconds() > yieldsEnd {
+                return false
+            }
             sched_yield()
             return true
         }
     }
+
+    /// The longest a waiting thread yields before it sleeps.
+    static let yieldNanoseconds = 2_000_000
 }

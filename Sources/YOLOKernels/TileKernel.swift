@@ -54,6 +54,25 @@ public struct TileKernel: Sendable {
     }
 }
 
+extension TileKernel {
+    /// The body of the families' `Sweep` entry points: calls `tile(a, c, rows, bias)` for each panel of
+    /// `panelRows` rows down `rows` rows of C (the last panel may be partial), A's panels `aStride`
+    /// floats apart, bias advancing with the rows.
+    @inlinable @inline(__always)
+    public static func sweepPanels(rows: Int, panelRows: Int, a: UnsafePointer<Float>, aStride: Int,
+                                   c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                                   _ tile: (UnsafePointer<Float>, UnsafeMutablePointer<Float>, Int, UnsafePointer<Float>?) -> Void) {
+        var (a, c, bias, first) = (a, c, bias, 0)
+        while first < rows {
+            tile(a, c, min(panelRows, rows - first), bias)
+            first += panelRows
+            a += aStride
+            c += panelRows * ldc
+            bias = bias.map { $0 + panelRows }
+        }
+    }
+}
+
 /// How a micro-kernel finds B's successive rows (each kernel specializes its body for both).
 public protocol RowsOfB {
     /// The next row's first float.

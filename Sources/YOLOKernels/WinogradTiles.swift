@@ -173,14 +173,21 @@ public enum WinogradTiles {
             let rowTarget = target + i * width
             let raw = UnsafeMutableRawPointer(full ? rowTarget : run)
             if m == 4 {
-                let even = zip(y.0, y.2), odd = zip(y.1, y.3)
-                raw.storeBytes(of: zip(even.lowHalf, odd.lowHalf), as: SIMD32<Float>.self)
-                raw.storeBytes(of: zip(even.highHalf, odd.highHalf), toByteOffset: 128, as: SIMD32<Float>.self)
+                storeInterleaved(y, to: raw)
             } else {
                 raw.storeBytes(of: zip(y.0, y.1), as: SIMD32<Float>.self)
             }
             if !full { rowTarget.update(from: run, count: count) }
         }
+    }
+
+    /// Stores the 64 values of `y` lane by lane, 4 at a time: `y.0[l], y.1[l], y.2[l], y.3[l]` for lane 0,
+    /// then lane 1, … (for tiles, an output row's 16 runs of 4; for filters, each filter's run of 4).
+    @inlinable @inline(__always)
+    public static func storeInterleaved(_ y: (Wide, Wide, Wide, Wide), to raw: UnsafeMutableRawPointer) {
+        let even = zip(y.0, y.2), odd = zip(y.1, y.3)
+        raw.storeBytes(of: zip(even.lowHalf, odd.lowHalf), as: SIMD32<Float>.self)
+        raw.storeBytes(of: zip(even.highHalf, odd.highHalf), toByteOffset: 128, as: SIMD32<Float>.self)
     }
 
     /// Stores the first `count` lanes of `x` at `p` (all 16 with one vector store).
@@ -278,10 +285,7 @@ public enum WinogradTiles {
                 // Each filter's 4 values of this row, interleaved into runs of 4 (as `rowsOutput` does for
                 // tiles), then stored 4 at a time: 16 vector stores instead of 64 scalar ones (this function
                 // was 3.7 % of a yolov4-tiny pass on Zen 4 storing lane by lane).
-                let even = zip(y.0, y.2), odd = zip(y.1, y.3)
-                let raw = UnsafeMutableRawPointer(run)
-                raw.storeBytes(of: zip(even.lowHalf, odd.lowHalf), as: SIMD32<Float>.self)
-                raw.storeBytes(of: zip(even.highHalf, odd.highHalf), toByteOffset: 128, as: SIMD32<Float>.self)
+                storeInterleaved(y, to: UnsafeMutableRawPointer(run))
                 for lane in 0..<count {
                     UnsafeMutableRawPointer(row + lane * plane).storeBytes(
                         of: UnsafeRawPointer(run + 4 * lane).loadUnaligned(as: SIMD4<Float>.self), as: SIMD4<Float>.self)

@@ -33,18 +33,20 @@ extension GEMM {
         /// bytes ahead of the row it reads.
         var prefetchDistance: Int? = nil
 
-        /// Runs the kernel over `panels` × all column blocks of C. `weightsOf(panel, ks)` gives that
-        /// panel's A for the inner indices `ks` (`ks.count × panelRows` floats). Rows at or past `rowEnd` are
-        /// not stored. B is copied block by block into contiguous, aligned `k × panelColumns` runs unless the
+        /// Runs the kernel over `panels` × all column blocks of C. `a` holds A in panels
+        /// (`[panel][k][panelRows]`), so a panel's A for the inner indices `ks` is `ks.count × panelRows`
+        /// contiguous floats. Rows at or past `rowEnd` are not stored. B is copied block by block into contiguous, aligned `k × panelColumns` runs unless the
         /// caller's B already is one (`padded`, rows a multiple of 16 floats apart). The inner dimension is cut into
         /// chunks when the B that one sweep reads would not stay in L2: each chunk then adds to C, and
         /// the last applies bias and activation.
         @inline(__always)
-        /// A's panels are `panelStride` floats apart (`weightsOf(p + 1, ks) − weightsOf(p, ks)`).
-        func run(panels: Range<Int>, rowEnd: Int, panelsOuter wanted: Bool, panelStride: Int,
-                 weightsOf: (_ panel: Int, _ ks: Range<Int>) -> UnsafePointer<Float>) {
+        func run(_ a: UnsafePointer<Float>, panels: Range<Int>, rowEnd: Int, panelsOuter wanted: Bool) {
             let blocks = (n + panelColumns - 1) / panelColumns
             let (panelRows, panelColumns) = (self.panelRows, self.panelColumns)
+            let panelStride = k * panelRows
+            func weightsOf(_ panel: Int, _ ks: Range<Int>) -> UnsafePointer<Float> {
+                a + panel * panelStride + ks.lowerBound * panelRows
+            }
             let direct = padded && ldb % 16 == 0
             // Panels outermost needs a chunk of every block at once: only when that fits.
             let panelsOuter = wanted && (direct || 16 * blocks * panelColumns <= GEMM.l2Floats)
@@ -163,9 +165,6 @@ extension GEMM {
                                 activation: .linear, padded: true, scratch: nil, blockStride: k * panelColumns,
                                 prefetchDistance: streamPrefetchBytes)
         let panelRows = operands.panelRows
-        let panels = 0 ..< (m + panelRows - 1) / panelRows
-        operands.run(panels: panels, rowEnd: m, panelsOuter: m * k >= k * n, panelStride: k * panelRows) { panel, ks in
-            a + panel * k * panelRows + ks.lowerBound * panelRows
-        }
+        operands.run(a, panels: 0 ..< (m + panelRows - 1) / panelRows, rowEnd: m, panelsOuter: m * k >= k * n)
     }
 }

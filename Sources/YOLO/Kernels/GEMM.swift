@@ -76,9 +76,6 @@ import YOLOKernels
                                 activation: activation, padded: padded, scratch: scratch)
         let panelRows = operands.panelRows
         // Keep the larger operand streaming once: walk A's panels outermost when A is the larger.
-        operands.run(panels: 0 ..< (m + panelRows - 1) / panelRows, rowEnd: m, panelsOuter: m * k >= k * n,
-                     panelStride: k * panelRows) { panel, ks in
-            a + panel * k * panelRows + ks.lowerBound * panelRows
-        }
+        operands.run(a, panels: 0 ..< (m + panelRows - 1) / panelRows, rowEnd: m, panelsOuter: m * k >= k * n)
     }
 }

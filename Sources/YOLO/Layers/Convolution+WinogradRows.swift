@@ -24,14 +24,9 @@ extension Convolution {
             return
         }
         // Many blocks that fit in L2: each worker runs whole blocks in its own scratch.
-        Parallel.forRanges(workers, threads: workers) { parts in
-            for worker in parts {
-                for block in Swift.stride(from: worker, to: plan.blocks, by: workers) {
-                    rowsBlock(block, io, plan: plan, padded: padded,
-                              buffers: buffers + worker * plan.transformBufferCount,
-                              scratch: scratch + worker * plan.blockScratch, threads: 1)
-                }
-            }
+        Self.dealBlocks(plan.blocks, full: plan.tilesY / plan.blockRows, workers: workers) { block, worker, threads in
+            rowsBlock(block, io, plan: plan, padded: padded, buffers: buffers + worker * plan.transformBufferCount,
+                      scratch: scratch + worker * plan.blockScratch, threads: threads)
         }
     }
 

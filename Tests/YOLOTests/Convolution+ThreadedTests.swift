@@ -9,6 +9,7 @@ import Testing
     static let cases: [(Int, Int, Int, Int, Int, Int, Int)] = [
         (3, 96, 96, 16, 3, 1, 1),      // row bands (small filters, tall map)
         (3, 208, 208, 8, 3, 2, 1),     // row bands, stride 2
+        (4, 301, 97, 8, 3, 2, 1),      // row bands, stride 2, odd width (the last output column's kx = 2 tap is padding)
         (13, 13, 13, 30, 1, 1, 0),     // 1×1: split by filters (map smaller than filter count)
         (7, 26, 26, 5, 1, 1, 0),       // 1×1: split by pixels
         (10, 11, 9, 6, 3, 2, 1),       // strided 3×3, odd sizes

@@ -49,20 +49,70 @@ enum Im2col {
         let endRow = min(shape.height, (firstOutputRow + outputRows - 1) * stride + size - padding)
         for c in 0..<shape.channels {
             let channel = input + c * shape.height * shape.width + shift * shape.width
-            if c + 1 < shape.channels && endRow > firstRow {
-                // The next channel's rows, a line at a time, while this one is unfolded: each row is read from
-                // L3 (the previous layer's output) in short runs the hardware prefetcher does not catch up with.
-                let next = UnsafeRawPointer(input + (c + 1) * shape.height * shape.width + firstRow * shape.width)
-                for offset in Swift.stride(from: 0, to: (endRow - firstRow) * shape.width * 4, by: 64) {
-                    prefetch(next + offset)
-                }
-            }
+            // The next channel's rows, a line at a time, a part before each tap row of this one: each row is
+            // read from L3 (the previous layer's output) in short runs the hardware prefetcher does not catch up with.
+            let next = UnsafeRawPointer(input + (c + 1) * shape.height * shape.width + firstRow * shape.width)
+            let lines = c + 1 < shape.channels ? max(0, (endRow - firstRow) * shape.width * 4 + 63) / 64 : 0
             for ky in 0..<size {
+                for line in (ky * lines / size) ..< ((ky + 1) * lines / size) { prefetch(next + line * 64) }
+                let row = columns + (c * size + ky) * size * n
+                if stride == 2 && size == 3 && padding == 1 {
+                    // Taps kx = 0 and kx = 2 read the same odd input columns, one output column apart.
+                    unfoldRow(channel, height: shape.height - shift, width: shape.width, kx: 1, ky: ky, stride: 2,
+                              padding: 1, outputHeight: outputRows, outputWidth: outputWidth, into: row + n,
+                              topValid: -shift)
+                    unfoldOddPair(channel, height: shape.height - shift, width: shape.width, ky: ky,
+                                  outputRows: outputRows, outputWidth: outputWidth, first: row, third: row + 2 * n,
+                                  topValid: -shift)
+                    continue
+                }
                 for kx in 0..<size {
                     unfoldRow(channel, height: shape.height - shift, width: shape.width, kx: kx, ky: ky,
                               stride: stride, padding: padding, outputHeight: outputRows, outputWidth: outputWidth,
-                              into: columns + ((c * size + ky) * size + kx) * n, topValid: -shift)
+                              into: row + kx * n, topValid: -shift)
                 }
+            }
+        }
+    }
+
+    /// Rows kx = 0 and kx = 2 of tap row `ky` of a 3×3, stride-2, padding-1 unfolding (`unfoldRow` for
+    /// those two taps): output column ox reads input column 2·ox + 1 for kx = 2 and 2·ox − 1 for kx = 0,
+    /// so each gathered value is stored twice, at ox in `third` and at ox + 1 in `first` (whose column 0
+    /// is the left padding). One gather instead of two: yolov4-tiny's layer 1 unfolds 288 rows per band.
+    @inline(__always)
+    static func unfoldOddPair(_ channel: UnsafePointer<Float>, height: Int, width: Int, ky: Int, outputRows: Int,
+                              outputWidth: Int, first: UnsafeMutablePointer<Float>, third: UnsafeMutablePointer<Float>,
+                              topValid: Int) {
+        // Output columns whose input column 2·ox + 1 lies inside the row.
+        let endX = min(outputWidth, width / 2)
+        for oy in 0..<outputRows {
+            let (a, b) = (first + oy * outputWidth, third + oy * outputWidth)
+            let iy = oy * 2 + ky - 1
+            guard iy >= topValid && iy < height else {
+                a.update(repeating: 0, count: outputWidth)
+                b.update(repeating: 0, count: outputWidth)
+                continue
+            }
+            let source = channel + iy * width + 1
+            a[0] = 0
+            var ox = 0
+            // 8 values are the even lanes of 16 inputs from column 2·ox + 1; the loads stay inside the row
+            // and the stores into `a` inside its row (ox + 1 + 8 ≤ outputWidth).
+            while ox + 9 <= endX && 2 * ox + 17 <= width {
+                let run = UnsafeRawPointer(source + 2 * ox).loadUnaligned(as: SIMD16<Float>.self).evenHalf
+                UnsafeMutableRawPointer(b + ox).storeBytes(of: run, as: SIMD8<Float>.self)
+                UnsafeMutableRawPointer(a + ox + 1).storeBytes(of: run, as: SIMD8<Float>.self)
+                ox += 8
+            }
+            while ox < endX {
+                let value = source[2 * ox]
+                b[ox] = value
+                if ox + 1 < outputWidth { a[ox + 1] = value }
+                ox += 1
+            }
+            if endX < outputWidth {
+                (b + endX).update(repeating: 0, count: outputWidth - endX)
+                (a + endX + 1).update(repeating: 0, count: outputWidth - endX - 1)
             }
         }
     }

@@ -38,10 +38,6 @@ enum EvalFixtures {
         try JSONDecoder().decode(Expected.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/" + file)))
     }
 
-    /// A fresh temporary folder.
-    static func temporaryFolder() -> String {
-        let path = NSTemporaryDirectory() + "yolo-eval-tests-" + UUID().uuidString
-        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
+    /// A fresh temporary folder, removed when the test process exits.
+    static func temporaryFolder() -> String { TemporaryFolders.make(prefix: "yolo-eval-tests-") }
 }

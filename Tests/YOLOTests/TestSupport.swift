@@ -25,11 +25,30 @@ enum TestPaths {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("yolo").path
     }
 
-    /// A fresh temporary folder.
-    static func temporaryFolder() -> String {
-        let path = NSTemporaryDirectory() + "yolo-tests-" + UUID().uuidString
+    /// A fresh temporary folder, removed when the test process exits.
+    static func temporaryFolder() -> String { TemporaryFolders.make(prefix: "yolo-tests-") }
+}
+
+/// Temporary folders the tests make, removed with everything in them when the test process exits (each
+/// run of the suite left about fifty behind in /tmp before).
+enum TemporaryFolders {
+    private static let made = Locked<[String]>([])
+    /// Registers the removal once, with the first folder.
+    private static let removalAtExit: Void = { atexit { TemporaryFolders.removeAll() } }()
+
+    /// A new folder `NSTemporaryDirectory()/<prefix><UUID>`.
+    static func make(prefix: String) -> String {
+        _ = removalAtExit
+        let path = NSTemporaryDirectory() + prefix + UUID().uuidString
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        made.withLock { $0.append(path) }
         return path
+    }
+
+    static func removeAll() {
+        for path in made.withLock({ paths in defer { paths = [] }; return paths }) {
+            try? FileManager.default.removeItem(atPath: path)
+        }
     }
 }
 

@@ -134,12 +134,23 @@ final class WorkerPool: @unchecked Sendable {
     static let soloNanoseconds = 200_000_000
     /// How long after waking the workers a still heartbeat is not held against them.
     static let wakeNanoseconds = 5_000_000
-    /// How long the heartbeat must stand still before a worker counts as preempted.
+    /// How long the heartbeat must stand still before a worker counts as preempted (for the layer or
+    /// region being started).
     static let preemptedNanoseconds = 50_000
+    /// How long the heartbeat must stand still, over several checks, before a solo spell starts. A virtual
+    /// machine's vCPU is often held back by its host for tens to hundreds of microseconds (the Zen 4 VM with a
+    /// busy host, 400 two-thread passes: 278 stalls under 50 µs, 23 of 50–100 µs, 9 of 100 µs–1 ms, one
+    /// longer); each of the 33 over 50 µs started a 200 ms spell while that was the threshold, about half
+    /// of the run at one thread's speed. Another process on the worker's core takes it for a whole time
+    /// slice (1.5 ms on two cores).
+    static let spellNanoseconds = 1_000_000
     /// Until when (`CLOCK_MONOTONIC` nanoseconds) regions run on the caller alone.
     private let soloUntil = Atomic<Int>(0)
     /// When sleeping workers were last woken (`CLOCK_MONOTONIC` nanoseconds).
     private let wokenAt = Atomic<Int>(0)
+    /// The heartbeat a check found standing still, and when (0: the last check saw it move).
+    private let stillBeat = Atomic<Int>(0)
+    private let stillSince = Atomic<Int>(0)
 
     /// `.running` when no worker sleeps and the heartbeat moves within a few microseconds; wakes
     /// sleepers (`.waking`) unless a worker was found preempted less than `soloNanoseconds` ago.
@@ -155,21 +166,35 @@ final class WorkerPool: @unchecked Sendable {
             return .waking
         }
         let start = heartbeat.load(ordering: .relaxed)
-        for _ in 0..<Self.heartbeatChecks where heartbeat.load(ordering: .relaxed) != start { return .running }
+        for _ in 0..<Self.heartbeatChecks where heartbeat.load(ordering: .relaxed) != start { return running() }
         // A worker woken less than `wakeNanoseconds` ago may not have been scheduled yet (a VM's idle vCPU
         // can take milliseconds to come back): not a verdict.
         if now - wokenAt.load(ordering: .relaxed) < Self.wakeNanoseconds { return .waking }
-        // Before deciding on a solo spell, watch for `preemptedNanoseconds`: a worker between two
-        // `sched_yield` calls can miss the short check above, a preempted one stays still for a time slice.
+        // Watch for `preemptedNanoseconds`: a worker between two `sched_yield` calls can miss the short
+        // check above, a preempted one stays still for longer.
         let deadline = now + Self.preemptedNanoseconds
         var checks = 0
         while heartbeat.load(ordering: .relaxed) == start {
             checks += 1
-            if checks % 256 == 0 && Self.monotonicNanoseconds() > deadline {
-                soloUntil.store(deadline + Self.soloNanoseconds, ordering: .relaxed)
-                return .preempted
+            guard checks % 256 == 0 && Self.monotonicNanoseconds() > deadline else { continue }
+            // Still since an earlier check found this same beat: a solo spell once that is `spellNanoseconds` ago.
+            if stillBeat.load(ordering: .relaxed) == start, stillSince.load(ordering: .relaxed) != 0 {
+                if deadline - stillSince.load(ordering: .relaxed) >= Self.spellNanoseconds {
+                    soloUntil.store(deadline + Self.soloNanoseconds, ordering: .relaxed)
+                    stillSince.store(0, ordering: .relaxed)
+                }
+            } else {
+                stillBeat.store(start, ordering: .relaxed)
+                stillSince.store(now, ordering: .relaxed)
             }
+            return .preempted
         }
+        return running()
+    }
+
+    /// `.running`, forgetting any still heartbeat seen before.
+    private func running() -> Availability {
+        stillSince.store(0, ordering: .relaxed)
         return .running
     }
 

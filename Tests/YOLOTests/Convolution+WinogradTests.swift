@@ -60,9 +60,10 @@ import Testing
 
     /// Maps cut into several tile blocks: 64→64 channels at 80×64 (row-vectorized transforms with
     /// the own kernel, two large blocks run one after another), 16→16 at 320×64 (row-vectorized, eight or
-    /// more blocks small enough for L2 with 16- or 64-column tiles, dealt out whole to the workers) and 40→32 at 120×40 (10 tiles
-    /// wide, too narrow for them, too many tiles for the transposed products: 8-lane path).
-    @Test(arguments: [(64, 80, 64, 64), (16, 320, 64, 16), (40, 120, 40, 32)], [1, 2])
+    /// more blocks small enough for L2 with 16- or 64-column tiles, dealt out whole to the workers; at 296×64 seven
+    /// full blocks and a short one, so two workers share the last two) and 40→32 at 120×40 (10 tiles wide, too
+    /// narrow for them, too many tiles for the transposed products: 8-lane path, four full blocks and a short one).
+    @Test(arguments: [(64, 80, 64, 64), (16, 320, 64, 16), (16, 296, 64, 16), (40, 120, 40, 32)], [1, 2])
     func severalTileBlocksMatchDirectConvolution(shape: (Int, Int, Int, Int), threads: Int) {
         let (c, h, w, k) = shape
         let layer = Convolution(input: -1, inputShape: Shape(channels: c, height: h, width: w), filters: k, size: 3,

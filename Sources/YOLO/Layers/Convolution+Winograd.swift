@@ -14,19 +14,15 @@ import YOLOKernels
 extension Convolution {
     typealias Lane = SIMD8<Float>
 
-    /// The first step of every Winograd path: copies the input into its zero-padded planes (split over
-    /// the workers). Returns the padded input, the workers' transform buffers, and the scratch for
-    /// V and M that follows them.
+    /// The first step of the 8-lane and transposed Winograd paths: copies the input into its zero-padded
+    /// planes (split over the workers). Returns the padded input, the workers' transform buffers, and the
+    /// scratch for V and M that follows them. (The row-vectorized path pads rows block by block.)
     func padInput(_ io: LayerIO, plan: WinogradPlan)
         -> (padded: UnsafePointer<Float>, buffers: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>) {
         let padded = io.scratch
         let input = io.input
         Parallel.forRanges(plan.inChannels, threads: io.threads) { channels in
-            if plan.rowVectorized {
-                for c in channels { padByPhase(channel: c, input, plan: plan, into: padded) }
-            } else {
-                for c in channels { pad(channel: c, input, plan: plan, into: padded) }
-            }
+            for c in channels { pad(channel: c, input, plan: plan, into: padded) }
         }
         let buffers = io.scratch + plan.paddedInputCount
         return (UnsafePointer(padded), buffers, buffers + plan.transformBufferCount * plan.maxWorkers)
@@ -124,18 +120,22 @@ extension Convolution {
         (plane + filled).update(repeating: 0, count: plan.paddedHeight * pw - filled)
     }
 
-    /// `pad(channel:)` for row-vectorized plans: the same zero-padded plane, each row stored by phase
-    /// (cell x of a padded row at `(x mod m)·phaseLength + x / m`, `WinogradPlan.phaseLength`), so the
-    /// transforms read one column of 16 adjacent tiles with one contiguous load.
-    func padByPhase(channel c: Int, _ input: UnsafePointer<Float>, plan: WinogradPlan,
-                    into padded: UnsafeMutablePointer<Float>) {
+    /// `pad(channel:)` for row-vectorized plans, padded rows `rows` only (row `rows.lowerBound` at `target`,
+    /// the next `paddedWidth` floats on): the same zero-padded rows, each stored by phase (cell x of a
+    /// padded row at `(x mod m)·phaseLength + x / m`, `WinogradPlan.phaseLength`), so the transforms read one
+    /// column of 16 adjacent tiles with one contiguous load.
+    func padByPhase(rows: Range<Int>, channel c: Int, _ input: UnsafePointer<Float>, plan: WinogradPlan,
+                    into target: UnsafeMutablePointer<Float>) {
         let (height, width) = (inputShape.height, inputShape.width)
         let (pw, m, phase) = (plan.paddedWidth, plan.transform.m, plan.phaseLength)
-        let plane = padded + c * plan.paddedHeight * pw
         let source = input + c * height * width
-        plane.update(repeating: 0, count: pw)                         // the top padding row
-        for y in 0..<height {
-            let row = plane + (y + 1) * pw
+        for padded in rows {
+            let row = target + (padded - rows.lowerBound) * pw
+            let y = padded - 1   // padded row 0 is the top padding
+            guard y >= 0 && y < height else {
+                row.update(repeating: 0, count: pw)
+                continue
+            }
             let values = source + y * width
             // Padded x = input x + 1. Cells before the first value of each phase (only phase 0's
             // index 0, the left padding) and after its last are zero.
@@ -175,8 +175,6 @@ extension Convolution {
                 (row + r * phase + first).update(repeating: 0, count: phase - first)
             }
         }
-        let filled = (height + 1) * pw
-        (plane + filled).update(repeating: 0, count: plan.paddedHeight * pw - filled)
     }
 
     /// `Bᵀ d B` for the 8 tiles of `group` in one channel, stored to `v[ξ · vPlaneStride]`

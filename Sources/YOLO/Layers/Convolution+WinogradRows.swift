@@ -12,27 +12,31 @@ extension Convolution {
     typealias Wide = SIMD16<Float>
 
     func forwardWinogradRows(_ io: LayerIO, plan: WinogradPlan) {
-        let (padded, buffers, scratch) = padInput(io, plan: plan)
+        // No padded copy of the whole input: each block pads the rows it reads, channel by channel, just
+        // before transforming them, into a band in the worker's transform buffer (in L1). A padded copy made
+        // first was in L3 by the time the blocks read it (yolov4-tiny's layer 2: 3 MB; the input transform's
+        // loads waited on it).
+        let buffers = io.scratch
+        let scratch = buffers + plan.transformBufferCount * plan.maxWorkers
         let workers = min(io.threads, plan.maxWorkers, plan.blocks)
         guard plan.dealsBlocks && workers > 1 else {
             // Few large blocks (in L3): one after another, each step split over the workers (dealing
             // a handful of uneven blocks out whole would leave a worker idle).
             for block in 0..<plan.blocks {
-                rowsBlock(block, io, plan: plan, padded: padded, buffers: buffers, scratch: scratch,
+                rowsBlock(block, io, plan: plan, buffers: buffers, scratch: scratch,
                           threads: min(io.threads, plan.maxWorkers))
             }
             return
         }
         // Many blocks that fit in L2: each worker runs whole blocks in its own scratch.
         Self.dealBlocks(plan.blocks, full: plan.tilesY / plan.blockRows, workers: workers) { block, worker, threads in
-            rowsBlock(block, io, plan: plan, padded: padded, buffers: buffers + worker * plan.transformBufferCount,
+            rowsBlock(block, io, plan: plan, buffers: buffers + worker * plan.transformBufferCount,
                       scratch: scratch + worker * plan.blockScratch, threads: threads)
         }
     }
 
     /// Transforms, products and inverse transforms for the tile rows of one block.
-    private func rowsBlock(_ block: Int, _ io: LayerIO, plan: WinogradPlan, padded: UnsafePointer<Float>,
-                           buffers: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>, threads: Int) {
+    private func rowsBlock(_ block: Int, _ io: LayerIO, plan: WinogradPlan, buffers: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>, threads: Int) {
         let alpha2 = plan.transform.alpha * plan.transform.alpha
         let (channels, filters, blockTiles) = (plan.inChannels, plan.filters, plan.blockTiles)
         let firstRow = block * plan.blockRows
@@ -45,14 +49,18 @@ extension Convolution {
         // all 16 lanes (one vector store), the extra ones landing on the next row's first tiles, which
         // this worker writes right after; only the channel's last group stores just its valid lanes.
         let lastValid = plan.tilesX - (groups - 1) * WinogradPlan.rowLanes
+        let (input, m) = (io.input, plan.transform.m)
+        let paddedRows = firstRow * m ..< (firstRow + rows) * m + 2   // the rows the block's tiles read
         Parallel.forWorkers(channels, threads: threads) { worker, range in
             let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount).assumingMemoryBound(to: Wide.self)
+            let band = buffers + worker * bufferCount + plan.vectorBufferCount
             for channel in range {
+                padByPhase(rows: paddedRows, channel: channel, input, plan: plan, into: band)
                 for row in 0..<rows {
                     for group in 0..<groups {
                         let valid = row == rows - 1 && group == groups - 1 ? lastValid : WinogradPlan.rowLanes
-                        transformInputRow(padded, channel: channel, tileRow: firstRow + row, group: group, valid: valid,
-                                          plan: plan, into: v + channel * blockTiles + row * plan.tilesX, buffer: buffer)
+                        transformInputRow(band, row: row, group: group, valid: valid, plan: plan,
+                                          into: v + channel * blockTiles + row * plan.tilesX, buffer: buffer)
                     }
                 }
             }
@@ -76,18 +84,18 @@ extension Convolution {
 
     // MARK: - Input
 
-    /// `Bᵀ d B` for the 16 tiles of `group` in tile row `tileRow` of one channel, stored to
+    /// `Bᵀ d B` for the 16 tiles of `group` in tile row `row` of a block of one channel, stored to
     /// `v[ξ · vPlaneStride + group · 16 + lane]` (`v` points at this channel's and row's first tile),
-    /// by the kernel family's `WinogradTiles.rowsInput`; only `valid` lanes are stored (16 may be given for
-    /// a partial group when the extra lanes land on tiles written after it).
+    /// by the kernel family's `WinogradTiles.rowsInput`, from the block's padded rows at `band`
+    /// (`padByPhase(rows:)`); only `valid` lanes are stored (16 may be given for a partial group when
+    /// the extra lanes land on tiles written after it).
     @inline(__always)
-    private func transformInputRow(_ padded: UnsafePointer<Float>, channel: Int, tileRow: Int, group: Int, valid: Int,
+    private func transformInputRow(_ band: UnsafeMutablePointer<Float>, row: Int, group: Int, valid: Int,
                                    plan: WinogradPlan, into v: UnsafeMutablePointer<Float>,
                                    buffer: UnsafeMutablePointer<Wide>) {
-        let m = plan.transform.m
         let pw = plan.paddedWidth
-        let first = plan.paddedHeight * pw * channel + tileRow * m * pw + group * WinogradPlan.rowLanes
-        plan.kernels!.rowsInput(m, padded + first, pw, plan.phaseLength, v + group * WinogradPlan.rowLanes,
+        let first = row * plan.transform.m * pw + group * WinogradPlan.rowLanes
+        plan.kernels!.rowsInput(plan.transform.m, band + first, pw, plan.phaseLength, v + group * WinogradPlan.rowLanes,
                                 plan.vPlaneStride, valid, UnsafeMutableRawPointer(buffer))
     }
 

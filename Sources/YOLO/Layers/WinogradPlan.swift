@@ -243,14 +243,20 @@ struct WinogradPlan: Sendable {
         transform.alpha * transform.alpha * vPlaneStride + (transposed ? tiles * mTileStride : transform.alpha * transform.alpha * mPlaneStride)
     }
 
-    /// Floats of the padded input copy, rounded up to keep what follows 64-byte aligned.
-    var paddedInputCount: Int { (inChannels * paddedHeight * paddedWidth + 15) / 16 * 16 }
+    /// Floats of the padded input copy, rounded up to keep what follows 64-byte aligned; none with
+    /// `rowVectorized`, whose blocks pad their rows into `bandCount` floats of each transform buffer.
+    var paddedInputCount: Int { rowVectorized ? 0 : (inChannels * paddedHeight * paddedWidth + 15) / 16 * 16 }
+    /// With `rowVectorized`, the floats of one channel's padded rows for a block (`blockRows · m + 2` rows).
+    var bandCount: Int { rowVectorized ? ((blockRows * transform.m + 2) * paddedWidth + 15) / 16 * 16 : 0 }
 
     /// Floats of one worker's transform buffer: two α² blocks of 8-lane vectors, then 8 tile
     /// offsets (two vectors' worth of bytes). Kept in the workspace: a stack buffer this large
     /// (2.4 KB) is heap-allocated by `withUnsafeTemporaryAllocation`.
     /// With `rowVectorized` or `transposed`, two α² blocks of 16-lane vectors and one 64-float row.
-    var transformBufferCount: Int {
+    /// With `rowVectorized`, a block's padded rows of one channel follow (`bandCount`).
+    var transformBufferCount: Int { vectorBufferCount + bandCount }
+    /// The vectors at the start of a transform buffer.
+    var vectorBufferCount: Int {
         rowVectorized || transposed ? (2 * transform.alpha * transform.alpha + 4) * Self.rowLanes
             : (2 * transform.alpha * transform.alpha + 2) * Self.lanes
     }

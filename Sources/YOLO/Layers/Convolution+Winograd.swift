@@ -14,15 +14,16 @@ import YOLOKernels
 extension Convolution {
     typealias Lane = SIMD8<Float>
 
-    /// The first step of the 8-lane and transposed Winograd paths: copies the input into its zero-padded
-    /// planes (split over the workers). Returns the padded input, the workers' transform buffers, and the
-    /// scratch for V and M that follows them. (The row-vectorized path pads rows block by block.)
+    /// The first step of the 8-lane Winograd path: copies the input into its zero-padded planes (split
+    /// over the workers). Returns the padded input, the workers' transform buffers, and the scratch for V
+    /// and M that follows them. (The row-vectorized and transposed paths pad each channel's rows into the
+    /// worker's transform buffer just before they transform them.)
     func padInput(_ io: LayerIO, plan: WinogradPlan)
         -> (padded: UnsafePointer<Float>, buffers: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>) {
         let padded = io.scratch
         let input = io.input
         Parallel.forRanges(plan.inChannels, threads: io.threads) { channels in
-            for c in channels { pad(channel: c, input, plan: plan, into: padded) }
+            for c in channels { pad(channel: c, input, plan: plan, into: padded + c * plan.paddedHeight * plan.paddedWidth) }
         }
         let buffers = io.scratch + plan.paddedInputCount
         return (UnsafePointer(padded), buffers, buffers + plan.transformBufferCount * plan.maxWorkers)
@@ -103,13 +104,11 @@ extension Convolution {
         }
     }
 
-    /// Copies one channel into its zero-padded plane (`paddedHeight × paddedWidth`, the map at (1, 1)).
-    func pad(channel c: Int, _ input: UnsafePointer<Float>, plan: WinogradPlan,
-                     into padded: UnsafeMutablePointer<Float>) {
+    /// Copies one channel into its zero-padded plane at `plane` (`paddedHeight × paddedWidth`, the map at (1, 1)).
+    func pad(channel c: Int, _ input: UnsafePointer<Float>, plan: WinogradPlan, into plane: UnsafeMutablePointer<Float>) {
         let (height, width) = (inputShape.height, inputShape.width)
         let pw = plan.paddedWidth
         let source = input + c * height * width
-        let plane = padded + c * plan.paddedHeight * pw
         plane.update(repeating: 0, count: pw + 1)
         for y in 0..<height {
             let row = plane + (y + 1) * pw

@@ -244,10 +244,17 @@ struct WinogradPlan: Sendable {
     }
 
     /// Floats of the padded input copy, rounded up to keep what follows 64-byte aligned; none with
-    /// `rowVectorized`, whose blocks pad their rows into `bandCount` floats of each transform buffer.
-    var paddedInputCount: Int { rowVectorized ? 0 : (inChannels * paddedHeight * paddedWidth + 15) / 16 * 16 }
-    /// With `rowVectorized`, the floats of one channel's padded rows for a block (`blockRows · m + 2` rows).
-    var bandCount: Int { rowVectorized ? ((blockRows * transform.m + 2) * paddedWidth + 15) / 16 * 16 : 0 }
+    /// `rowVectorized` or `transposed`, which pad a channel's rows into `bandCount` floats of each
+    /// transform buffer just before transforming them.
+    var paddedInputCount: Int {
+        rowVectorized || transposed ? 0 : (inChannels * paddedHeight * paddedWidth + 15) / 16 * 16
+    }
+    /// The floats of one channel's padded rows: for a block (`blockRows · m + 2` rows) with `rowVectorized`,
+    /// the whole plane with `transposed`.
+    var bandCount: Int {
+        let rows = rowVectorized ? blockRows * transform.m + 2 : transposed ? paddedHeight : 0
+        return (rows * paddedWidth + 15) / 16 * 16
+    }
 
     /// Floats of one worker's transform buffer: two α² blocks of 8-lane vectors, then 8 tile
     /// offsets (two vectors' worth of bytes). Kept in the workspace: a stack buffer this large

@@ -57,13 +57,9 @@ enum Im2col {
                 for line in (ky * lines / size) ..< ((ky + 1) * lines / size) { prefetch(next + line * 64) }
                 let row = columns + (c * size + ky) * size * n
                 if stride == 2 && size == 3 && padding == 1 {
-                    // Taps kx = 0 and kx = 2 read the same odd input columns, one output column apart.
-                    unfoldRow(channel, height: shape.height - shift, width: shape.width, kx: 1, ky: ky, stride: 2,
-                              padding: 1, outputHeight: outputRows, outputWidth: outputWidth, into: row + n,
-                              topValid: -shift)
-                    unfoldOddPair(channel, height: shape.height - shift, width: shape.width, ky: ky,
-                                  outputRows: outputRows, outputWidth: outputWidth, first: row, third: row + 2 * n,
-                                  topValid: -shift)
+                    unfoldStride2Taps(channel, height: shape.height - shift, width: shape.width, ky: ky,
+                                      outputRows: outputRows, outputWidth: outputWidth, into: row, rowStride: n,
+                                      topValid: -shift)
                     continue
                 }
                 for kx in 0..<size {
@@ -75,44 +71,47 @@ enum Im2col {
         }
     }
 
-    /// Rows kx = 0 and kx = 2 of tap row `ky` of a 3×3, stride-2, padding-1 unfolding (`unfoldRow` for
-    /// those two taps): output column ox reads input column 2·ox + 1 for kx = 2 and 2·ox − 1 for kx = 0,
-    /// so each gathered value is stored twice, at ox in `third` and at ox + 1 in `first` (whose column 0
-    /// is the left padding). One gather instead of two: yolov4-tiny's layer 1 unfolds 288 rows per band.
+    /// The three rows kx = 0, 1, 2 of tap row `ky` of a 3×3, stride-2, padding-1 unfolding (`unfoldRow`
+    /// for those taps; row kx at `rows + kx · rowStride`). Output column ox reads input columns 2·ox − 1,
+    /// 2·ox and 2·ox + 1, so one load of 16 inputs from 2·ox gives 8 outputs of all three: its even lanes
+    /// are kx = 1's, its odd lanes kx = 2's at ox and kx = 0's at ox + 1 (whose column 0 is the left
+    /// padding). yolov4-tiny's layer 1 unfolds 288 rows per band; each tap gathered on its own took
+    /// three loads of every input and a scalar tail on two of the three rows.
     @inline(__always)
-    static func unfoldOddPair(_ channel: UnsafePointer<Float>, height: Int, width: Int, ky: Int, outputRows: Int,
-                              outputWidth: Int, first: UnsafeMutablePointer<Float>, third: UnsafeMutablePointer<Float>,
-                              topValid: Int) {
-        // Output columns whose input column 2·ox + 1 lies inside the row.
-        let endX = min(outputWidth, width / 2)
+    static func unfoldStride2Taps(_ channel: UnsafePointer<Float>, height: Int, width: Int, ky: Int, outputRows: Int,
+                                  outputWidth: Int, into rows: UnsafeMutablePointer<Float>, rowStride: Int,
+                                  topValid: Int) {
         for oy in 0..<outputRows {
-            let (a, b) = (first + oy * outputWidth, third + oy * outputWidth)
+            let first = rows + oy * outputWidth
+            let (second, third) = (first + rowStride, first + 2 * rowStride)
             let iy = oy * 2 + ky - 1
             guard iy >= topValid && iy < height else {
-                a.update(repeating: 0, count: outputWidth)
-                b.update(repeating: 0, count: outputWidth)
+                first.update(repeating: 0, count: outputWidth)
+                second.update(repeating: 0, count: outputWidth)
+                third.update(repeating: 0, count: outputWidth)
                 continue
             }
-            let source = channel + iy * width + 1
-            a[0] = 0
+            let source = channel + iy * width
+            first[0] = 0
             var ox = 0
-            // 8 values are the even lanes of 16 inputs from column 2·ox + 1; the loads stay inside the row
-            // and the stores into `a` inside its row (ox + 1 + 8 ≤ outputWidth).
-            while ox + 9 <= endX && 2 * ox + 17 <= width {
-                let run = UnsafeRawPointer(source + 2 * ox).loadUnaligned(as: SIMD16<Float>.self).evenHalf
-                UnsafeMutableRawPointer(b + ox).storeBytes(of: run, as: SIMD8<Float>.self)
-                UnsafeMutableRawPointer(a + ox + 1).storeBytes(of: run, as: SIMD8<Float>.self)
+            while ox + 8 <= outputWidth && 2 * ox + 16 <= width {
+                let run = UnsafeRawPointer(source + 2 * ox).loadUnaligned(as: SIMD16<Float>.self)
+                let odd = run.oddHalf
+                UnsafeMutableRawPointer(second + ox).storeBytes(of: run.evenHalf, as: SIMD8<Float>.self)
+                UnsafeMutableRawPointer(third + ox).storeBytes(of: odd, as: SIMD8<Float>.self)
+                if ox + 9 <= outputWidth {
+                    UnsafeMutableRawPointer(first + ox + 1).storeBytes(of: odd, as: SIMD8<Float>.self)
+                } else {
+                    for lane in 0 ..< outputWidth - ox - 1 { first[ox + 1 + lane] = odd[lane] }
+                }
                 ox += 8
             }
-            while ox < endX {
-                let value = source[2 * ox]
-                b[ox] = value
-                if ox + 1 < outputWidth { a[ox + 1] = value }
+            while ox < outputWidth {
+                second[ox] = 2 * ox < width ? source[2 * ox] : 0
+                let value = 2 * ox + 1 < width ? source[2 * ox + 1] : 0
+                third[ox] = value
+                if ox + 1 < outputWidth { first[ox + 1] = value }
                 ox += 1
-            }
-            if endX < outputWidth {
-                (b + endX).update(repeating: 0, count: outputWidth - endX)
-                (a + endX + 1).update(repeating: 0, count: outputWidth - endX - 1)
             }
         }
     }

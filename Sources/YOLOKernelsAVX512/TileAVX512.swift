@@ -87,13 +87,23 @@ enum AVX512Tile {
             c50.addProduct(s, b0); c51.addProduct(s, b1); c52.addProduct(s, b2); c53.addProduct(s, b3)
             ap += 6
         }
-        let activation = Activation(code: code)
-        store(c, bias, 0, activation, c00, c01, c02, c03)
-        if rows > 1 { store(c + 1 * ldc, bias, 1, activation, c10, c11, c12, c13) }
-        if rows > 2 { store(c + 2 * ldc, bias, 2, activation, c20, c21, c22, c23) }
-        if rows > 3 { store(c + 3 * ldc, bias, 3, activation, c30, c31, c32, c33) }
-        if rows > 4 { store(c + 4 * ldc, bias, 4, activation, c40, c41, c42, c43) }
-        if rows > 5 { store(c + 5 * ldc, bias, 5, activation, c50, c51, c52, c53) }
+        guard let bias else {
+            store(c, c00, c01, c02, c03)
+            if rows > 1 { store(c + 1 * ldc, c10, c11, c12, c13) }
+            if rows > 2 { store(c + 2 * ldc, c20, c21, c22, c23) }
+            if rows > 3 { store(c + 3 * ldc, c30, c31, c32, c33) }
+            if rows > 4 { store(c + 4 * ldc, c40, c41, c42, c43) }
+            if rows > 5 { store(c + 5 * ldc, c50, c51, c52, c53) }
+            return
+        }
+        Activation(code: code).withVectorFunction(Vector.self) { activation in
+            store(c, activation, bias[0], c00, c01, c02, c03)
+            if rows > 1 { store(c + 1 * ldc, activation, bias[1], c10, c11, c12, c13) }
+            if rows > 2 { store(c + 2 * ldc, activation, bias[2], c20, c21, c22, c23) }
+            if rows > 3 { store(c + 3 * ldc, activation, bias[3], c30, c31, c32, c33) }
+            if rows > 4 { store(c + 4 * ldc, activation, bias[4], c40, c41, c42, c43) }
+            if rows > 5 { store(c + 5 * ldc, activation, bias[5], c50, c51, c52, c53) }
+        }
     }
 
     /// C's row `r` columns `j·16 ..< (j+1)·16` when accumulating into a row that exists, else zero.
@@ -104,19 +114,22 @@ enum AVX512Tile {
         return UnsafeRawPointer(c + r * ldc + j * 16).loadUnaligned(as: Vector.self)
     }
 
-    /// Stores one row of the tile at `p`, with row `r`'s bias and the activation when `bias` is given.
+    /// Stores one row of the tile at `p` as it is (products accumulated in parts, Winograd's M).
     @inline(__always)
-    static func store(_ p: UnsafeMutablePointer<Float>, _ bias: UnsafePointer<Float>?, _ r: Int,
-                      _ activation: Activation, _ v0: Vector, _ v1: Vector, _ v2: Vector, _ v3: Vector) {
+    static func store(_ p: UnsafeMutablePointer<Float>, _ v0: Vector, _ v1: Vector, _ v2: Vector, _ v3: Vector) {
         let p = UnsafeMutableRawPointer(p)
-        guard let bias else {
-            p.storeBytes(of: v0, as: Vector.self)
-            p.storeBytes(of: v1, toByteOffset: 64, as: Vector.self)
-            p.storeBytes(of: v2, toByteOffset: 128, as: Vector.self)
-            p.storeBytes(of: v3, toByteOffset: 192, as: Vector.self)
-            return
-        }
-        let beta = Vector(repeating: bias[r])
+        p.storeBytes(of: v0, as: Vector.self)
+        p.storeBytes(of: v1, toByteOffset: 64, as: Vector.self)
+        p.storeBytes(of: v2, toByteOffset: 128, as: Vector.self)
+        p.storeBytes(of: v3, toByteOffset: 192, as: Vector.self)
+    }
+
+    /// Stores one row of the tile at `p` with its bias added and the activation applied.
+    @inline(__always)
+    static func store(_ p: UnsafeMutablePointer<Float>, _ activation: (Vector) -> Vector, _ bias: Float,
+                      _ v0: Vector, _ v1: Vector, _ v2: Vector, _ v3: Vector) {
+        let p = UnsafeMutableRawPointer(p)
+        let beta = Vector(repeating: bias)
         p.storeBytes(of: activation(v0 + beta), as: Vector.self)
         p.storeBytes(of: activation(v1 + beta), toByteOffset: 64, as: Vector.self)
         p.storeBytes(of: activation(v2 + beta), toByteOffset: 128, as: Vector.self)

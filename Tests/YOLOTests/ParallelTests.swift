@@ -11,6 +11,15 @@ import Testing
         #expect((0..<count).allSatisfy { hits[$0] == 1 })
     }
 
+    /// The worker pool's count of runnable threads (for its solo spells) reads /proc/loadavg on Linux: the
+    /// test's own thread is running, so it is at least 1.
+    @Test func runnableThreadsCountsTheCaller() throws {
+        #if os(Linux)
+        let runnable = try #require(WorkerPool.runnableThreads())
+        #expect(runnable >= 1)
+        #endif
+    }
+
     @Test func partsAreContiguousAndBalanced() {
         for count in [0, 1, 5, 17, 100] {
             for workers in 1...6 {

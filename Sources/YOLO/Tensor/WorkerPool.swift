@@ -23,9 +23,10 @@ import Glibc
 /// any other runnable thread, ours or another process's), and only then sleep on the condition
 /// variables.
 ///
-/// A worker found preempted (its heartbeat still for 50 µs, not just woken) starts a solo spell: for
-/// `soloNanoseconds` regions, and `Network.forward`'s layers, run on the caller alone without waking it,
-/// so it sleeps instead of spinning beside the process that took its core.
+/// A worker found preempted (its heartbeat still for 50 µs, not just woken) has the layer or region at hand
+/// run without it. One still for 1 ms over several checks while the machine has more runnable threads than
+/// cores starts a solo spell: for `soloNanoseconds` regions, and `Network.forward`'s layers, run on the
+/// caller alone without waking it, so it sleeps instead of spinning beside the process that took its core.
 ///
 /// One region runs at a time. A caller that finds the pool busy (another thread's region) or that is
 /// itself a pool worker (a nested region) runs its parts inline, one after another.
@@ -142,7 +143,9 @@ final class WorkerPool: @unchecked Sendable {
     /// busy host, 400 two-thread passes: 278 stalls under 50 µs, 23 of 50–100 µs, 9 of 100 µs–1 ms, one
     /// longer); each of the 33 over 50 µs started a 200 ms spell while that was the threshold, about half
     /// of the run at one thread's speed. Another process on the worker's core takes it for a whole time
-    /// slice (1.5 ms on two cores).
+    /// slice (1.5 ms on two cores), and is seen in the machine's count of runnable threads (`runnableThreads`):
+    /// a spell also needs more of them than cores, so that a host holding the vCPU back for longer does not
+    /// start one.
     static let spellNanoseconds = 1_000_000
     /// Until when (`CLOCK_MONOTONIC` nanoseconds) regions run on the caller alone.
     private let soloUntil = Atomic<Int>(0)
@@ -180,7 +183,13 @@ final class WorkerPool: @unchecked Sendable {
             // Still since an earlier check found this same beat: a solo spell once that is `spellNanoseconds` ago.
             if stillBeat.load(ordering: .relaxed) == start, stillSince.load(ordering: .relaxed) != 0 {
                 if deadline - stillSince.load(ordering: .relaxed) >= Self.spellNanoseconds {
-                    soloUntil.store(deadline + Self.soloNanoseconds, ordering: .relaxed)
+                    // Only when this machine has more runnable threads than cores: then another process holds
+                    // the worker's core. Otherwise the hypervisor is holding the worker's vCPU back, and a spell
+                    // would run passes at one thread's speed for nothing (a busy host gave two-thread medians
+                    // of 29.7 ms against ncnn's 23.4, most passes in spells).
+                    if let runnable = Self.runnableThreads(), runnable > Parallel.coreCount {
+                        soloUntil.store(deadline + Self.soloNanoseconds, ordering: .relaxed)
+                    }
                     stillSince.store(0, ordering: .relaxed)
                 }
             } else {
@@ -190,6 +199,37 @@ final class WorkerPool: @unchecked Sendable {
             return .preempted
         }
         return running()
+    }
+
+    /// Threads runnable on this machine right now, the caller included (the fourth field of /proc/loadavg,
+    /// `running/total`), or nil where that cannot be read. Reads into a stack buffer: no allocation.
+    static func runnableThreads() -> Int? {
+        #if os(Linux)
+        var text: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+                   UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        return withUnsafeMutableBytes(of: &text) { bytes -> Int? in
+            let file = open("/proc/loadavg", O_RDONLY)
+            guard file >= 0 else { return nil }
+            defer { close(file) }
+            let count = read(file, bytes.baseAddress, bytes.count - 1)
+            guard count > 0 else { return nil }
+            // "0.32 1.01 1.13 2/79 18428": the number after the third space.
+            var spaces = 0, value = 0, digits = 0
+            for byte in bytes.prefix(count) {
+                if spaces < 3 {
+                    if byte == UInt8(ascii: " ") { spaces += 1 }
+                    continue
+                }
+                guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { break }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                digits += 1
+            }
+            return digits > 0 ? value : nil
+        }
+        #else
+        return nil
+        #endif
     }
 
     /// `.running`, forgetting any still heartbeat seen before.

@@ -124,6 +124,42 @@ enum AVX2Tile {
         var c40 = initial(c, ldc, 4, 0, rows, accumulate), c41 = initial(c, ldc, 4, 1, rows, accumulate)
         var c50 = initial(c, ldc, 5, 0, rows, accumulate), c51 = initial(c, ldc, 5, 1, rows, accumulate)
         var ap = a
+        if Height.rows == 2 {
+            // Two rows are 4 accumulators: one FMA chain each, so every step waits on the FMA latency (4
+            // cycles) and the panel runs at half the kernel's rate. Even and odd steps go to two sets of
+            // accumulators (the registers rows 2 and 3 would use), summed before the store. Such panels end
+            // most filter counts and the 49-tile Winograd products (8 × 6 + 1).
+            var e20 = Vector(), e21 = Vector(), e30 = Vector(), e31 = Vector()
+            var step = 0
+            while step + 1 < k {
+                let bp = rowsOfB.next()
+                let b0 = bp.loadUnaligned(as: Vector.self)
+                let b1 = bp.loadUnaligned(fromByteOffset: 32, as: Vector.self)
+                var s = Vector(repeating: ap[0])
+                c00.addProduct(s, b0); c01.addProduct(s, b1)
+                s = Vector(repeating: ap[1])
+                c10.addProduct(s, b0); c11.addProduct(s, b1)
+                let bq = rowsOfB.next()
+                let q0 = bq.loadUnaligned(as: Vector.self)
+                let q1 = bq.loadUnaligned(fromByteOffset: 32, as: Vector.self)
+                s = Vector(repeating: ap[6])
+                e20.addProduct(s, q0); e21.addProduct(s, q1)
+                s = Vector(repeating: ap[7])
+                e30.addProduct(s, q0); e31.addProduct(s, q1)
+                ap += 12
+                step += 2
+            }
+            if step < k {
+                let bp = rowsOfB.next()
+                let b0 = bp.loadUnaligned(as: Vector.self)
+                let b1 = bp.loadUnaligned(fromByteOffset: 32, as: Vector.self)
+                var s = Vector(repeating: ap[0])
+                c00.addProduct(s, b0); c01.addProduct(s, b1)
+                s = Vector(repeating: ap[1])
+                c10.addProduct(s, b0); c11.addProduct(s, b1)
+            }
+            c00 += e20; c01 += e21; c10 += e30; c11 += e31
+        } else {
         for _ in 0..<k {
             let bp = rowsOfB.next()
             let b0 = bp.loadUnaligned(as: Vector.self)
@@ -145,6 +181,7 @@ enum AVX2Tile {
                 c50.addProduct(s, b0); c51.addProduct(s, b1)
             }
             ap += 6
+        }
         }
         guard let bias else {
             store(c, c00, c01)

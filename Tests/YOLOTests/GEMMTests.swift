@@ -17,6 +17,7 @@ import Testing
         Case(m: 1, n: 1, k: 1), Case(m: 6, n: 64, k: 8), Case(m: 7, n: 65, k: 3), Case(m: 13, n: 130, k: 27),
         Case(m: 5, n: 63, k: 100), Case(m: 32, n: 169, k: 256), Case(m: 255, n: 49, k: 64), Case(m: 16, n: 2080, k: 27),
         Case(m: 64, n: 169, k: 4608),   // B larger than L2: the inner dimension is cut into chunks
+        Case(m: 62, n: 169, k: 4607),   // the same, ending in a two-row panel (its even and odd steps summed apart), odd k
     ]
 
     /// Inputs and the exact result of `activation(A·B + bias)` with its error scale.

@@ -36,7 +36,8 @@ extension Convolution {
     }
 
     /// Transforms, products and inverse transforms for the tile rows of one block.
-    private func rowsBlock(_ block: Int, _ io: LayerIO, plan: WinogradPlan, buffers: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>, threads: Int) {
+    private func rowsBlock(_ block: Int, _ io: LayerIO, plan: WinogradPlan, buffers: UnsafeMutablePointer<Float>,
+                           scratch: UnsafeMutablePointer<Float>, threads: Int) {
         let alpha2 = plan.transform.alpha * plan.transform.alpha
         let (channels, filters, blockTiles) = (plan.inChannels, plan.filters, plan.blockTiles)
         let firstRow = block * plan.blockRows

@@ -260,7 +260,7 @@ struct WinogradPlan: Sendable {
     /// offsets (two vectors' worth of bytes). Kept in the workspace: a stack buffer this large
     /// (2.4 KB) is heap-allocated by `withUnsafeTemporaryAllocation`.
     /// With `rowVectorized` or `transposed`, two α² blocks of 16-lane vectors and one 64-float row.
-    /// With `rowVectorized`, a block's padded rows of one channel follow (`bandCount`).
+    /// With `rowVectorized` or `transposed`, one channel's padded rows follow (`bandCount`).
     var transformBufferCount: Int { vectorBufferCount + bandCount }
     /// The vectors at the start of a transform buffer.
     var vectorBufferCount: Int {

@@ -72,13 +72,18 @@ extension Convolution {
                           n: tiles, c: mm + xi * plan.mPlaneStride, ldc: blockTiles, padded: true, scratch: nil)
         }
         let output = io.output
-        Parallel.forWorkers(filters * rows * groups, threads: threads) { worker, range in
+        // Whole tile rows of a filter per worker, the partial last group first: its output rows but the
+        // last are stored whole, the extra floats landing at the start of the next output row, which the
+        // groups after it (or its own next row) write (`rowsOutput`'s spill) instead of going through a
+        // copy.
+        Parallel.forWorkers(filters * rows, threads: threads) { worker, range in
             let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount).assumingMemoryBound(to: Wide.self)
             for index in range {
-                let (filterRow, group) = index.quotientAndRemainder(dividingBy: groups)
-                let (filter, row) = filterRow.quotientAndRemainder(dividingBy: rows)
-                transformOutputRow(mm + filter * blockTiles + row * plan.tilesX, filter: filter, tileRow: firstRow + row,
-                                   group: group, plan: plan, into: output, buffer: buffer)
+                let (filter, row) = index.quotientAndRemainder(dividingBy: rows)
+                for group in (0..<groups).reversed() {
+                    transformOutputRow(mm + filter * blockTiles + row * plan.tilesX, filter: filter, tileRow: firstRow + row,
+                                       group: group, plan: plan, into: output, buffer: buffer)
+                }
             }
         }
     }
@@ -104,7 +109,9 @@ extension Convolution {
 
     /// `Aᵀ M A` plus bias and activation for the 16 tiles of `group` in tile row `tileRow` of one
     /// filter, written to the output as `m` runs of up to 16·m floats; `mm` points at this filter's and
-    /// row's first tile in M (planes `mPlaneStride` apart). By the family's `WinogradTiles.rowsOutput`.
+    /// row's first tile in M (planes `mPlaneStride` apart). By the family's `WinogradTiles.rowsOutput`, with
+    /// spill: a partial group's runs but the last overwrite the start of the next output row (`rowsBlock`
+    /// writes that afterwards).
     @inline(__always)
     private func transformOutputRow(_ mm: UnsafePointer<Float>, filter: Int, tileRow: Int, group: Int, plan: WinogradPlan,
                                     into output: UnsafeMutablePointer<Float>, buffer: UnsafeMutablePointer<Wide>) {
@@ -115,6 +122,6 @@ extension Convolution {
         let count = min(WinogradPlan.rowLanes * m, width - x0)
         let target = output + filter * height * width + tileRow * m * width + x0
         plan.kernels!.rowsOutput(m, mm + tile0, plan.mPlaneStride, biases[filter], activation.code, target, width,
-                                 min(m, height - tileRow * m), count, UnsafeMutableRawPointer(buffer))
+                                 min(m, height - tileRow * m), count, true, UnsafeMutableRawPointer(buffer))
     }
 }

@@ -47,8 +47,10 @@ extension Convolution {
         let mm = scratch + alpha2 * plan.vPlaneStride
         let bufferCount = plan.transformBufferCount
         // Whole channels per worker, rows and groups in order: a partial last group of a row then stores
-        // all 16 lanes (one vector store), the extra ones landing on the next row's first tiles, which
-        // this worker writes right after; only the channel's last group stores just its valid lanes.
+        // all 16 lanes (one vector store), the extra ones landing on the next row's first tiles (or, after
+        // the channel's last row, on the block's padding columns and the next channel's first tiles), which
+        // this worker writes right after; only the last group of the worker's last channel stores just its
+        // valid lanes (one lane at a time).
         let lastValid = plan.tilesX - (groups - 1) * WinogradPlan.rowLanes
         let (input, m) = (io.input, plan.transform.m)
         let paddedRows = firstRow * m ..< (firstRow + rows) * m + 2   // the rows the block's tiles read
@@ -59,7 +61,8 @@ extension Convolution {
                 padByPhase(rows: paddedRows, channel: channel, input, plan: plan, into: band)
                 for row in 0..<rows {
                     for group in 0..<groups {
-                        let valid = row == rows - 1 && group == groups - 1 ? lastValid : WinogradPlan.rowLanes
+                        let valid = channel == range.upperBound - 1 && row == rows - 1 && group == groups - 1
+                            ? lastValid : WinogradPlan.rowLanes
                         transformInputRow(band, row: row, group: group, valid: valid, plan: plan,
                                           into: v + channel * blockTiles + row * plan.tilesX, buffer: buffer)
                     }

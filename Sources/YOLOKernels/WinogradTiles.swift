@@ -158,13 +158,12 @@ public enum WinogradTiles {
 
     /// `Aᵀ M A` plus `bias` and the activation for 16 horizontally adjacent tiles of one filter
     /// (`mm` at the first tile in M, planes `planeStride` apart), written to the output as `rows`
-    /// runs of `count` floats (`target` at the first run, runs `width` apart). With `spill`, every run but
-    /// the last is stored whole (16·m floats, one vector store) even when `count` is less: the caller
-    /// guarantees the floats past a run's end, at the start of the next output row, are written after
-    /// this call. `buffer`: 2α² + 4 vectors.
+    /// runs of `count` floats (`target` at the first run, runs `width` apart). Every run but the last is
+    /// stored whole (16·m floats, one vector store) even when `count` is less: the caller writes the floats
+    /// past a run's end, at the start of the next output row, after this call. `buffer`: 2α² + 4 vectors.
     @inlinable @inline(__always)
     public static func rowsOutput(m: Int, mm: UnsafePointer<Float>, planeStride: Int, bias: Float, activation: Activation,
-                                  target: UnsafeMutablePointer<Float>, width: Int, rows: Int, count: Int, spill: Bool,
+                                  target: UnsafeMutablePointer<Float>, width: Int, rows: Int, count: Int,
                                   buffer: UnsafeMutablePointer<Wide>) {
         let temp = buffer
         outputRows(m: m, { UnsafeRawPointer(mm + $0 * planeStride).loadUnaligned(as: Wide.self) }, into: temp)
@@ -174,7 +173,7 @@ public enum WinogradTiles {
         for i in 0..<rows {
             let y = outputRow(m: m, i, UnsafePointer(temp), bias: biasVector, activation: activation)
             let rowTarget = target + i * width
-            let whole = full || spill && i < rows - 1
+            let whole = full || i < rows - 1
             let raw = UnsafeMutableRawPointer(whole ? rowTarget : run)
             if m == 4 {
                 storeInterleaved(y, to: raw)
@@ -329,15 +328,15 @@ extension WinogradTiles {
     @inlinable @inline(__always)
     public static func rowsOutputEntry(_ m: Int, _ mm: UnsafePointer<Float>, _ planeStride: Int, _ bias: Float, _ code: Int,
                                        _ target: UnsafeMutablePointer<Float>, _ width: Int, _ rows: Int, _ count: Int,
-                                       _ spill: Bool, _ buffer: UnsafeMutableRawPointer) {
+                                       _ buffer: UnsafeMutableRawPointer) {
         let wide = buffer.assumingMemoryBound(to: Wide.self)
         let activation = Activation(code: code)
         if m == 4 {
             rowsOutput(m: 4, mm: mm, planeStride: planeStride, bias: bias, activation: activation, target: target,
-                       width: width, rows: rows, count: count, spill: spill, buffer: wide)
+                       width: width, rows: rows, count: count, buffer: wide)
         } else {
             rowsOutput(m: 2, mm: mm, planeStride: planeStride, bias: bias, activation: activation, target: target,
-                       width: width, rows: rows, count: count, spill: spill, buffer: wide)
+                       width: width, rows: rows, count: count, buffer: wide)
         }
     }
 
@@ -378,10 +377,9 @@ public struct WinogradKernels: Sendable {
     /// `WinogradTiles.rowsInput`: `(m, source, pw, phase, target, planeStride, valid, buffer)`.
     public typealias RowsInput = @convention(c) (
         Int, UnsafePointer<Float>, Int, Int, UnsafeMutablePointer<Float>, Int, Int, UnsafeMutableRawPointer) -> Void
-    /// `WinogradTiles.rowsOutput`: `(m, mm, planeStride, bias, activationCode, target, width, rows, count, spill, buffer)`.
+    /// `WinogradTiles.rowsOutput`: `(m, mm, planeStride, bias, activationCode, target, width, rows, count, buffer)`.
     public typealias RowsOutput = @convention(c) (
-        Int, UnsafePointer<Float>, Int, Float, Int, UnsafeMutablePointer<Float>, Int, Int, Int, Bool,
-        UnsafeMutableRawPointer) -> Void
+        Int, UnsafePointer<Float>, Int, Float, Int, UnsafeMutablePointer<Float>, Int, Int, Int, UnsafeMutableRawPointer) -> Void
     /// `WinogradTiles.tilesInput`: `(m, plane, pw, offsets, count, v, planeStride, buffer)`.
     public typealias TilesInput = @convention(c) (
         Int, UnsafePointer<Float>, Int, UnsafePointer<Int>, Int, UnsafeMutablePointer<Float>, Int,

@@ -15,9 +15,9 @@ public func avx2WinogradRowsInput(_ m: Int, _ source: UnsafePointer<Float>, _ pw
 /// `WinogradKernels.RowsOutput`.
 public func avx2WinogradRowsOutput(_ m: Int, _ mm: UnsafePointer<Float>, _ planeStride: Int, _ bias: Float, _ code: Int,
                                  _ target: UnsafeMutablePointer<Float>, _ width: Int, _ rows: Int, _ count: Int,
-                                 _ spill: Bool, _ buffer: UnsafeMutableRawPointer) {
+                                 _ buffer: UnsafeMutableRawPointer) {
     #if arch(x86_64)
-    WinogradTiles.rowsOutputEntry(m, mm, planeStride, bias, code, target, width, rows, count, spill, buffer)
+    WinogradTiles.rowsOutputEntry(m, mm, planeStride, bias, code, target, width, rows, count, buffer)
     #endif
 }
 

@@ -77,8 +77,7 @@ extension Convolution {
         let output = io.output
         // Whole tile rows of a filter per worker, the partial last group first: its output rows but the
         // last are stored whole, the extra floats landing at the start of the next output row, which the
-        // groups after it (or its own next row) write (`rowsOutput`'s spill) instead of going through a
-        // copy.
+        // groups after it (or its own next row) write, instead of going through a copy (`rowsOutput`).
         Parallel.forWorkers(filters * rows, threads: threads) { worker, range in
             let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount).assumingMemoryBound(to: Wide.self)
             for index in range {
@@ -112,9 +111,9 @@ extension Convolution {
 
     /// `Aᵀ M A` plus bias and activation for the 16 tiles of `group` in tile row `tileRow` of one
     /// filter, written to the output as `m` runs of up to 16·m floats; `mm` points at this filter's and
-    /// row's first tile in M (planes `mPlaneStride` apart). By the family's `WinogradTiles.rowsOutput`, with
-    /// spill: a partial group's runs but the last overwrite the start of the next output row (`rowsBlock`
-    /// writes that afterwards).
+    /// row's first tile in M (planes `mPlaneStride` apart). By the family's `WinogradTiles.rowsOutput`: a
+    /// partial group's runs but the last overwrite the start of the next output row (`rowsBlock` writes
+    /// that afterwards).
     @inline(__always)
     private func transformOutputRow(_ mm: UnsafePointer<Float>, filter: Int, tileRow: Int, group: Int, plan: WinogradPlan,
                                     into output: UnsafeMutablePointer<Float>, buffer: UnsafeMutablePointer<Wide>) {
@@ -125,6 +124,6 @@ extension Convolution {
         let count = min(WinogradPlan.rowLanes * m, width - x0)
         let target = output + filter * height * width + tileRow * m * width + x0
         plan.kernels!.rowsOutput(m, mm + tile0, plan.mPlaneStride, biases[filter], activation.code, target, width,
-                                 min(m, height - tileRow * m), count, true, UnsafeMutableRawPointer(buffer))
+                                 min(m, height - tileRow * m), count, UnsafeMutableRawPointer(buffer))
     }
 }

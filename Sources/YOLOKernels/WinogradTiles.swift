@@ -211,6 +211,61 @@ public enum WinogradTiles {
                       a[15], b[15])
     }
 
+    /// Zero-padded rows `first ..< first + count` of one channel (`channel`: `height × width`, padded row
+    /// `p` is input row `p − 1`, padded cell x is input cell `x − 1`), each stored by phase at
+    /// `target + (p − first)·pw`: cell x at `(x mod m)·phase + x / m`, every cell of the `pw` not holding an
+    /// input value zero (the layout `rowsInput` reads).
+    @inlinable @inline(__always)
+    public static func padByPhase(m: Int, channel: UnsafePointer<Float>, height: Int, width: Int, first: Int, count: Int,
+                                  pw: Int, phase: Int, target: UnsafeMutablePointer<Float>) {
+        for padded in first ..< first + count {
+            let row = target + (padded - first) * pw
+            let y = padded - 1   // padded row 0 is the top padding
+            guard y >= 0 && y < height else {
+                row.update(repeating: 0, count: pw)
+                continue
+            }
+            let values = channel + y * width
+            // Padded x = input x + 1. Cells before the first value of each phase (only phase 0's
+            // index 0, the left padding) and after its last are zero.
+            var x = 0
+            if m == 4 {
+                // 16 values from an x with (x + 1) mod 4 == 0 are 4 values of each phase.
+                while x < min(3, width) { row[((x + 1) % 4) * phase + (x + 1) / 4] = values[x]; x += 1 }
+                while x + 16 <= width {
+                    let run = UnsafeRawPointer(values + x).loadUnaligned(as: Wide.self)
+                    let (even, odd) = (run.evenHalf, run.oddHalf)
+                    let index = (x + 1) / 4
+                    UnsafeMutableRawPointer(row + index).storeBytes(of: even.evenHalf, as: SIMD4<Float>.self)
+                    UnsafeMutableRawPointer(row + phase + index).storeBytes(of: odd.evenHalf, as: SIMD4<Float>.self)
+                    UnsafeMutableRawPointer(row + 2 * phase + index).storeBytes(of: even.oddHalf, as: SIMD4<Float>.self)
+                    UnsafeMutableRawPointer(row + 3 * phase + index).storeBytes(of: odd.oddHalf, as: SIMD4<Float>.self)
+                    x += 16
+                }
+            } else {
+                while x < min(1, width) { row[((x + 1) % 2) * phase + (x + 1) / 2] = values[x]; x += 1 }
+                while x + 16 <= width {
+                    let run = UnsafeRawPointer(values + x).loadUnaligned(as: Wide.self)
+                    let index = (x + 1) / 2
+                    UnsafeMutableRawPointer(row + index).storeBytes(of: run.evenHalf, as: SIMD8<Float>.self)
+                    UnsafeMutableRawPointer(row + phase + index).storeBytes(of: run.oddHalf, as: SIMD8<Float>.self)
+                    x += 16
+                }
+            }
+            while x < width {
+                row[((x + 1) % m) * phase + (x + 1) / m] = values[x]
+                x += 1
+            }
+            row[0] = 0
+            for r in 0..<m {
+                // Phase r holds padded cells r, r + m, …: the ones up to `width` are written.
+                let written = r <= width ? (width - r) / m + 1 : 0
+                let start = r == 0 ? max(written, 1) : written
+                (row + r * phase + start).update(repeating: 0, count: phase - start)
+            }
+        }
+    }
+
     // MARK: - Transposed products (the engine's `transposed` plans)
 
     /// `Bᵀ d B` for 8 tiles of one channel, lanes = tiles: tile `lane` starts at `plane + offsets[lane]`
@@ -326,6 +381,19 @@ extension WinogradTiles {
     }
 
     @inlinable @inline(__always)
+    public static func padByPhaseEntry(_ m: Int, _ channel: UnsafePointer<Float>, _ height: Int, _ width: Int,
+                                       _ first: Int, _ count: Int, _ pw: Int, _ phase: Int,
+                                       _ target: UnsafeMutablePointer<Float>) {
+        if m == 4 {
+            padByPhase(m: 4, channel: channel, height: height, width: width, first: first, count: count, pw: pw,
+                       phase: phase, target: target)
+        } else {
+            padByPhase(m: 2, channel: channel, height: height, width: width, first: first, count: count, pw: pw,
+                       phase: phase, target: target)
+        }
+    }
+
+    @inlinable @inline(__always)
     public static func rowsOutputEntry(_ m: Int, _ mm: UnsafePointer<Float>, _ planeStride: Int, _ bias: Float, _ code: Int,
                                        _ target: UnsafeMutablePointer<Float>, _ width: Int, _ rows: Int, _ count: Int,
                                        _ buffer: UnsafeMutableRawPointer) {
@@ -377,6 +445,9 @@ public struct WinogradKernels: Sendable {
     /// `WinogradTiles.rowsInput`: `(m, source, pw, phase, target, planeStride, valid, buffer)`.
     public typealias RowsInput = @convention(c) (
         Int, UnsafePointer<Float>, Int, Int, UnsafeMutablePointer<Float>, Int, Int, UnsafeMutableRawPointer) -> Void
+    /// `WinogradTiles.padByPhase`: `(m, channel, height, width, first, count, pw, phase, target)`.
+    public typealias PadByPhase = @convention(c) (
+        Int, UnsafePointer<Float>, Int, Int, Int, Int, Int, Int, UnsafeMutablePointer<Float>) -> Void
     /// `WinogradTiles.rowsOutput`: `(m, mm, planeStride, bias, activationCode, target, width, rows, count, buffer)`.
     public typealias RowsOutput = @convention(c) (
         Int, UnsafePointer<Float>, Int, Float, Int, UnsafeMutablePointer<Float>, Int, Int, Int, UnsafeMutableRawPointer) -> Void
@@ -391,12 +462,15 @@ public struct WinogradKernels: Sendable {
         UnsafeMutableRawPointer) -> Void
 
     public let rowsInput: RowsInput
+    public let padByPhase: PadByPhase
     public let rowsOutput: RowsOutput
     public let tilesInput: TilesInput
     public let filtersOutput: FiltersOutput
 
-    public init(rowsInput: RowsInput, rowsOutput: RowsOutput, tilesInput: TilesInput, filtersOutput: FiltersOutput) {
+    public init(rowsInput: RowsInput, padByPhase: PadByPhase, rowsOutput: RowsOutput, tilesInput: TilesInput,
+                filtersOutput: FiltersOutput) {
         self.rowsInput = rowsInput
+        self.padByPhase = padByPhase
         self.rowsOutput = rowsOutput
         self.tilesInput = tilesInput
         self.filtersOutput = filtersOutput

@@ -12,6 +12,14 @@ public func avx2WinogradRowsInput(_ m: Int, _ source: UnsafePointer<Float>, _ pw
     #endif
 }
 
+/// `WinogradKernels.PadByPhase`.
+public func avx2WinogradPadByPhase(_ m: Int, _ channel: UnsafePointer<Float>, _ height: Int, _ width: Int, _ first: Int,
+                               _ count: Int, _ pw: Int, _ phase: Int, _ target: UnsafeMutablePointer<Float>) {
+    #if arch(x86_64)
+    WinogradTiles.padByPhaseEntry(m, channel, height, width, first, count, pw, phase, target)
+    #endif
+}
+
 /// `WinogradKernels.RowsOutput`.
 public func avx2WinogradRowsOutput(_ m: Int, _ mm: UnsafePointer<Float>, _ planeStride: Int, _ bias: Float, _ code: Int,
                                  _ target: UnsafeMutablePointer<Float>, _ width: Int, _ rows: Int, _ count: Int,

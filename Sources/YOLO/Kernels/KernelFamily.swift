@@ -97,7 +97,8 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
             smallMapWinogradTile: 2,
             tile: TileKernel(strided: avx512TileStrided, offsets: avx512TileOffsets, streamed: avx512TileStreamed,
                              sweep: avx512TileSweep),
-            winograd: WinogradKernels(rowsInput: avx512WinogradRowsInput, rowsOutput: avx512WinogradRowsOutput,
+            winograd: WinogradKernels(rowsInput: avx512WinogradRowsInput, padByPhase: avx512WinogradPadByPhase,
+                                      rowsOutput: avx512WinogradRowsOutput,
                                       tilesInput: avx512WinogradTilesInput, filtersOutput: avx512WinogradFiltersOutput)))
         families.append(KernelFamily(
             name: .avx2, lanes: 8, tileRows: 6, tileColumns: 16,
@@ -105,7 +106,8 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
             smallMapWinogradTile: 4,
             tile: TileKernel(strided: avx2TileStrided, offsets: avx2TileOffsets, streamed: avx2TileStreamed,
                              sweep: avx2TileSweep),
-            winograd: WinogradKernels(rowsInput: avx2WinogradRowsInput, rowsOutput: avx2WinogradRowsOutput,
+            winograd: WinogradKernels(rowsInput: avx2WinogradRowsInput, padByPhase: avx2WinogradPadByPhase,
+                                      rowsOutput: avx2WinogradRowsOutput,
                                       tilesInput: avx2WinogradTilesInput, filtersOutput: avx2WinogradFiltersOutput)))
         #endif
         families.append(KernelFamily(name: .portable, lanes: 4, tileRows: 1, tileColumns: 1, fastPaths: [],

@@ -293,6 +293,63 @@ public enum WinogradTiles {
     }
 
 
+    /// `inputTiles8` for the 6 tiles of a panel (lanes 6 and 7 zero): each tile's row i is one
+    /// 8-float load (α used) and the 6 loads of a row are transposed into the α columns in registers,
+    /// instead of α² scalar loads inserted lane by lane per tile (the transposed products' input
+    /// transform was 3 % of a yolov4-tiny pass). Each row load reads up to 8 − α floats past the
+    /// tile's row: `WinogradPlan.bandCount` leaves room after the padded plane.
+    @inlinable @inline(__always)
+    public static func inputTiles6(m: Int, plane: UnsafePointer<Float>, pw: Int, offsets: UnsafePointer<Int>,
+                                   buffer: UnsafeMutablePointer<Lane>) {
+        let alpha = m + 2
+        let tile = buffer                  // d[i][j]
+        let temp = buffer + alpha * alpha  // Bᵀ d
+        let (p0, p1, p2) = (plane + offsets[0], plane + offsets[1], plane + offsets[2])
+        let (p3, p4, p5) = (plane + offsets[3], plane + offsets[4], plane + offsets[5])
+        @inline(__always) func load(_ p: UnsafePointer<Float>, _ i: Int) -> Lane {
+            UnsafeRawPointer(p + i * pw).loadUnaligned(as: Lane.self)
+        }
+        for i in 0..<alpha {
+            let c = transposed(load(p0, i), load(p1, i), load(p2, i), load(p3, i), load(p4, i), load(p5, i))
+            let row = tile + i * alpha
+            row[0] = c.0
+            row[1] = c.1
+            row[2] = c.2
+            row[3] = c.3
+            if m == 4 {
+                row[4] = c.4
+                row[5] = c.5
+            }
+        }
+        for j in 0..<alpha {
+            inputColumn(m: m, UnsafePointer(tile + j), alpha, temp + j, alpha)
+        }
+        for i in 0..<alpha {
+            inputColumn(m: m, UnsafePointer(temp + i * alpha), 1, tile + i * alpha, 1)
+        }
+    }
+
+    /// Columns 0 … 5 of the 8 × 8 matrix whose rows are `r0 … r5` and two zero rows: column j holds
+    /// `r0[j], …, r5[j], 0, 0` (lane permutations written out so they compile to unpack, shuffle and
+    /// 128-bit lane moves).
+    @inlinable @inline(__always)
+    public static func transposed(_ r0: Lane, _ r1: Lane, _ r2: Lane, _ r3: Lane, _ r4: Lane, _ r5: Lane)
+        -> (Lane, Lane, Lane, Lane, Lane, Lane) {
+        @inline(__always) func low(_ a: Lane, _ b: Lane) -> Lane { Lane(a[0], b[0], a[1], b[1], a[4], b[4], a[5], b[5]) }
+        @inline(__always) func high(_ a: Lane, _ b: Lane) -> Lane { Lane(a[2], b[2], a[3], b[3], a[6], b[6], a[7], b[7]) }
+        @inline(__always) func even(_ a: Lane, _ b: Lane) -> Lane { Lane(a[0], a[1], b[0], b[1], a[4], a[5], b[4], b[5]) }
+        @inline(__always) func odd(_ a: Lane, _ b: Lane) -> Lane { Lane(a[2], a[3], b[2], b[3], a[6], a[7], b[6], b[7]) }
+        let zero = Lane()
+        let (t0, t1, t2, t3) = (low(r0, r1), high(r0, r1), low(r2, r3), high(r2, r3))
+        let (t4, t5) = (low(r4, r5), high(r4, r5))
+        // s0: column 0 (tiles 0-3) and 4; s1: 1 and 5; s2: 2 and 6; s3: 3 and 7; s4 … s7 the same for tiles 4-7.
+        let (s0, s1, s2, s3) = (even(t0, t2), odd(t0, t2), even(t1, t3), odd(t1, t3))
+        let (s4, s5, s6, s7) = (even(t4, zero), odd(t4, zero), even(t5, zero), odd(t5, zero))
+        return (Lane(lowHalf: s0.lowHalf, highHalf: s4.lowHalf), Lane(lowHalf: s1.lowHalf, highHalf: s5.lowHalf),
+                Lane(lowHalf: s2.lowHalf, highHalf: s6.lowHalf), Lane(lowHalf: s3.lowHalf, highHalf: s7.lowHalf),
+                Lane(lowHalf: s0.highHalf, highHalf: s4.highHalf), Lane(lowHalf: s1.highHalf, highHalf: s5.highHalf))
+    }
+
     /// `Bᵀ d B` for up to 6 tiles of one channel (a panel of the transposed products): tile `lane` starts
     /// at `plane + offsets[lane]` (the padded input; rows `pw` apart; 8 offsets, lanes 6 and 7 and those
     /// past `count` read some valid tile); value ξ of tile `lane` goes to `v[ξ · planeStride + lane]` for
@@ -302,7 +359,7 @@ public enum WinogradTiles {
                                   v: UnsafeMutablePointer<Float>, planeStride: Int, buffer: UnsafeMutablePointer<Lane>) {
         let alpha2 = (m + 2) * (m + 2)
         let tile = buffer
-        inputTiles8(m: m, plane: plane, pw: pw, offsets: offsets, buffer: buffer)
+        inputTiles6(m: m, plane: plane, pw: pw, offsets: offsets, buffer: buffer)
         for xi in 0..<alpha2 {
             let target = UnsafeMutableRawPointer(v + xi * planeStride)
             let values = tile[xi]

@@ -253,7 +253,9 @@ struct WinogradPlan: Sendable {
     /// the whole plane with `transposed`.
     var bandCount: Int {
         let rows = rowVectorized ? blockRows * transform.m + 2 : transposed ? paddedHeight : 0
-        return (rows * paddedWidth + 15) / 16 * 16
+        // With `transposed`, 8 floats more: the input transform reads each tile row as 8 floats, up to 6
+        // past the last row's end (`WinogradTiles.inputTiles6`).
+        return (rows * paddedWidth + (transposed ? 8 : 0) + 15) / 16 * 16
     }
 
     /// Floats of one worker's transform buffer: two α² blocks of 8-lane vectors, then 8 tile

@@ -124,7 +124,8 @@ extension Convolution {
     /// padded row at `(x mod m)·phaseLength + x / m`, `WinogradPlan.phaseLength`), so the transforms read one
     /// column of 16 adjacent tiles with one contiguous load. Runs in the kernel family's ISA
     /// (`WinogradTiles.padByPhase`): compiled here for the baseline ISA, its 16-float loads split by phase took
-    /// 128-bit shuffles, 11 % of yolov4-tiny's layer 2 at one thread.
+    /// 128-bit shuffles, 11 % of yolov4-tiny's layer 2 at one thread. Writes only the input values: the
+    /// caller clears the rows first, once for all the channels it pads there.
     func padByPhase(rows: Range<Int>, channel c: Int, _ input: UnsafePointer<Float>, plan: WinogradPlan,
                     into target: UnsafeMutablePointer<Float>) {
         let (height, width) = (inputShape.height, inputShape.width)

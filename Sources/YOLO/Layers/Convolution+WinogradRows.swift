@@ -57,6 +57,9 @@ extension Convolution {
         Parallel.forWorkers(channels, threads: threads) { worker, range in
             let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount).assumingMemoryBound(to: Wide.self)
             let band = buffers + worker * bufferCount + plan.vectorBufferCount
+            // The padding cells are the same for every channel of the block: cleared once here, then each
+            // channel writes only its values over the last one's.
+            band.update(repeating: 0, count: paddedRows.count * plan.paddedWidth)
             for channel in range {
                 padByPhase(rows: paddedRows, channel: channel, input, plan: plan, into: band)
                 for row in 0..<rows {

@@ -30,12 +30,13 @@ extension Convolution {
             // Each channel is padded into the worker's buffer (in L1) just before its panels are transformed;
             // a padded copy of the whole input made first (1.4 MB on yolov4-tiny's layer 35) was read back from L3.
             let plane = buffers + worker * bufferCount + plan.vectorBufferCount
+            plane.update(repeating: 0, count: plan.bandCount)
             var paddedChannel = -1
             for index in range {
                 // The 6 tiles of one panel of one channel: their values for ξ go to one run of 6 floats.
                 let (channel, panel) = index.quotientAndRemainder(dividingBy: panels)
                 if channel != paddedChannel {
-                    pad(channel: channel, input, plan: plan, into: plane)
+                    padValues(channel: channel, input, plan: plan, into: plane)
                     paddedChannel = channel
                 }
                 kernels.tilesInput(m, plane, pw, offsets + panel * lanes,

@@ -31,6 +31,30 @@ public enum WinogradTiles {
         }
     }
 
+    /// `Bᵀ d B` in place for the α×α values at `buffer[0 ..< α²]` (row-major, lanes = independent tiles),
+    /// using `buffer[α² ..< 2α²]` as scratch.
+    @inlinable @inline(__always)
+    public static func inputTile<V: SIMD>(m: Int, _ buffer: UnsafeMutablePointer<V>) where V.Scalar == Float {
+        let alpha = m + 2
+        let (tile, temp) = (buffer, buffer + alpha * alpha)
+        for j in 0..<alpha { inputColumn(m: m, UnsafePointer(tile + j), alpha, temp + j, alpha) }
+        for i in 0..<alpha { inputColumn(m: m, UnsafePointer(temp + i * alpha), 1, tile + i * alpha, 1) }
+    }
+
+    /// Stores the first α (= m + 2) of the six vectors `r` at `o[0 ..< α]`.
+    @inlinable @inline(__always)
+    public static func put<V: SIMD>(m: Int, _ r: (V, V, V, V, V, V), into o: UnsafeMutablePointer<V>)
+        where V.Scalar == Float {
+        o[0] = r.0
+        o[1] = r.1
+        o[2] = r.2
+        o[3] = r.3
+        if m == 4 {
+            o[4] = r.4
+            o[5] = r.5
+        }
+    }
+
     /// Applies `Aᵀ` to the α vectors `s[0], s[stride], ...`, writing m vectors to `o[0], o[oStride], ...`
     /// (`outputTransform` on vectors in memory).
     @inlinable @inline(__always)
@@ -129,16 +153,8 @@ public enum WinogradTiles {
             @inline(__always) func load(_ j: Int) -> Wide {
                 UnsafeRawPointer(row + (j % m) * phase + j / m).loadUnaligned(as: Wide.self)
             }
-            let r = inputTransform(m: m, load(0), load(1), load(2), load(3), m == 4 ? load(4) : Wide(), m == 4 ? load(5) : Wide())
-            let o = rows + i * alpha
-            o[0] = r.0
-            o[1] = r.1
-            o[2] = r.2
-            o[3] = r.3
-            if m == 4 {
-                o[4] = r.4
-                o[5] = r.5
-            }
+            put(m: m, inputTransform(m: m, load(0), load(1), load(2), load(3), m == 4 ? load(4) : Wide(),
+                                     m == 4 ? load(5) : Wide()), into: rows + i * alpha)
         }
         // Bᵀ along each column j gives V's values ξ = l·α + j, stored as they come.
         for j in 0..<alpha {
@@ -266,7 +282,6 @@ public enum WinogradTiles {
                                    buffer: UnsafeMutablePointer<Lane>) {
         let alpha = m + 2
         let tile = buffer                  // d[i][j]
-        let temp = buffer + alpha * alpha  // Bᵀ d
         let (o0, o1, o2, o3) = (offsets[0], offsets[1], offsets[2], offsets[3])
         let (o4, o5, o6, o7) = (offsets[4], offsets[5], offsets[6], offsets[7])
         for i in 0..<alpha {
@@ -275,12 +290,7 @@ public enum WinogradTiles {
                 tile[i * alpha + j] = Lane(p[o0], p[o1], p[o2], p[o3], p[o4], p[o5], p[o6], p[o7])
             }
         }
-        for j in 0..<alpha {
-            inputColumn(m: m, UnsafePointer(tile + j), alpha, temp + j, alpha)
-        }
-        for i in 0..<alpha {
-            inputColumn(m: m, UnsafePointer(temp + i * alpha), 1, tile + i * alpha, 1)
-        }
+        inputTile(m: m, buffer)
     }
 
 
@@ -294,30 +304,16 @@ public enum WinogradTiles {
                                    buffer: UnsafeMutablePointer<Lane>) {
         let alpha = m + 2
         let tile = buffer                  // d[i][j]
-        let temp = buffer + alpha * alpha  // Bᵀ d
         let (p0, p1, p2) = (plane + offsets[0], plane + offsets[1], plane + offsets[2])
         let (p3, p4, p5) = (plane + offsets[3], plane + offsets[4], plane + offsets[5])
         @inline(__always) func load(_ p: UnsafePointer<Float>, _ i: Int) -> Lane {
             UnsafeRawPointer(p + i * pw).loadUnaligned(as: Lane.self)
         }
         for i in 0..<alpha {
-            let c = transposed(load(p0, i), load(p1, i), load(p2, i), load(p3, i), load(p4, i), load(p5, i))
-            let row = tile + i * alpha
-            row[0] = c.0
-            row[1] = c.1
-            row[2] = c.2
-            row[3] = c.3
-            if m == 4 {
-                row[4] = c.4
-                row[5] = c.5
-            }
+            put(m: m, transposed(load(p0, i), load(p1, i), load(p2, i), load(p3, i), load(p4, i), load(p5, i)),
+                into: tile + i * alpha)
         }
-        for j in 0..<alpha {
-            inputColumn(m: m, UnsafePointer(tile + j), alpha, temp + j, alpha)
-        }
-        for i in 0..<alpha {
-            inputColumn(m: m, UnsafePointer(temp + i * alpha), 1, tile + i * alpha, 1)
-        }
+        inputTile(m: m, buffer)
     }
 
     /// Columns 0 … 5 of the 8 × 8 matrix whose rows are `r0 … r5` and two zero rows: column j holds

@@ -293,7 +293,6 @@ public enum WinogradTiles {
         inputTile(m: m, buffer)
     }
 
-
     /// `inputTiles8` for the 6 tiles of a panel (lanes 6 and 7 zero): each tile's row i is one
     /// 8-float load (α used) and the 6 loads of a row are transposed into the α columns in registers,
     /// instead of α² scalar loads inserted lane by lane per tile (the transposed products' input

@@ -22,8 +22,10 @@ extension Convolution {
         -> (padded: UnsafePointer<Float>, buffers: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>) {
         let padded = io.scratch
         let input = io.input
+        let planeCount = plan.paddedHeight * plan.paddedWidth
         Parallel.forRanges(plan.inChannels, threads: io.threads) { channels in
-            for c in channels { pad(channel: c, input, plan: plan, into: padded + c * plan.paddedHeight * plan.paddedWidth) }
+            (padded + channels.lowerBound * planeCount).update(repeating: 0, count: channels.count * planeCount)
+            for c in channels { padValues(channel: c, input, plan: plan, into: padded + c * planeCount) }
         }
         let buffers = io.scratch + plan.paddedInputCount
         return (UnsafePointer(padded), buffers, buffers + plan.transformBufferCount * plan.maxWorkers)
@@ -104,25 +106,12 @@ extension Convolution {
         }
     }
 
-    /// Copies one channel into its zero-padded plane at `plane` (`paddedHeight × paddedWidth`, the map at (1, 1)).
-    func pad(channel c: Int, _ input: UnsafePointer<Float>, plan: WinogradPlan, into plane: UnsafeMutablePointer<Float>) {
-        let (height, width) = (inputShape.height, inputShape.width)
-        let pw = plan.paddedWidth
-        let source = input + c * height * width
-        plane.update(repeating: 0, count: pw + 1)
-        for y in 0..<height {
-            let row = plane + (y + 1) * pw
-            (row + 1).update(from: source + y * width, count: width)
-            (row + 1 + width).update(repeating: 0, count: pw - width)   // right padding and next row's left cell
-        }
-        let filled = (height + 1) * pw + 1
-        (plane + filled).update(repeating: 0, count: plan.paddedHeight * pw - filled)
-    }
-
-    /// `pad(channel:)` into a plane whose padding cells are zero already (the transposed path clears its
-    /// plane once per layer and worker, the padding being the same for every channel): copies only the
-    /// rows of values, inline, 4 floats at a time with an overlapping last piece (a `memmove` and a `memset`
-    /// call per row were about 1.4 % of a yolov4-tiny pass on its 13×13 and 26×26 maps).
+    /// Copies one channel into its zero-padded plane at `plane` (`paddedHeight × paddedWidth`, the map at
+    /// (1, 1)) whose padding cells are zero already: the callers clear the planes once (the transposed path
+    /// its one plane per layer and worker, the 8-lane path each worker's channels), the padding being the same
+    /// for every channel. Only the rows of values are copied, inline, 4 floats at a time with an overlapping
+    /// last piece (a `memmove` and a `memset` call per row were about 1.4 % of a yolov4-tiny pass on its
+    /// 13×13 and 26×26 maps).
     func padValues(channel c: Int, _ input: UnsafePointer<Float>, plan: WinogradPlan,
                    into plane: UnsafeMutablePointer<Float>) {
         let (height, width) = (inputShape.height, inputShape.width)
@@ -146,13 +135,13 @@ extension Convolution {
         }
     }
 
-    /// `pad(channel:)` for row-vectorized plans, padded rows `rows` only (row `rows.lowerBound` at `target`,
+    /// `padValues(channel:)` for row-vectorized plans, padded rows `rows` only (row `rows.lowerBound` at `target`,
     /// the next `paddedWidth` floats on): the same zero-padded rows, each stored by phase (cell x of a
     /// padded row at `(x mod m)·phaseLength + x / m`, `WinogradPlan.phaseLength`), so the transforms read one
-    /// column of 16 adjacent tiles with one contiguous load. Runs in the kernel family's ISA
-    /// (`WinogradTiles.padByPhase`): compiled here for the baseline ISA, its 16-float loads split by phase took
-    /// 128-bit shuffles, 11 % of yolov4-tiny's layer 2 at one thread. Writes only the input values: the
-    /// caller clears the rows first, once for all the channels it pads there.
+    /// column of 16 adjacent tiles with one contiguous load. Runs in the kernel family's ISA, beside the
+    /// transforms (`WinogradTiles.padByPhase`; moving it there from this baseline-ISA module gave no
+    /// measurable gain, docs/performance.md). Writes only the input values: the caller clears the rows
+    /// first, once for all the channels it pads there.
     func padByPhase(rows: Range<Int>, channel c: Int, _ input: UnsafePointer<Float>, plan: WinogradPlan,
                     into target: UnsafeMutablePointer<Float>) {
         let (height, width) = (inputShape.height, inputShape.width)

@@ -41,17 +41,22 @@ enum VideoClips {
     }
 
     /// The moving astronaut, `seconds` long, H.264 with a keyframe every `gop` frames; `extra` options go
-    /// before the output name, `filter` is appended to the filter graph. Made once per name.
+    /// before the output name, `filter` is appended to the filter graph. Made once per name. Suites run in
+    /// parallel and several ask for the same clip, so ffmpeg writes to a name of its own and the clip appears
+    /// under `name` only when complete (a rename): a suite never reads another's half-written file.
     static func moving(_ name: String, seconds: Double = 2, rate: Double = VideoClips.rate, size: (Int, Int)? = nil,
                        gop: Int = 250, filter: String? = nil, extra: [String] = []) throws -> String {
         let path = folder + "/" + name
         if FileManager.default.fileExists(atPath: path) { return path }
         let (w, h) = size ?? (frameWidth, frameHeight)
+        // Same extension, so ffmpeg picks the same container.
+        let partial = folder + "/partial-" + UUID().uuidString + "-" + name
         let ok = try run(["-f", "lavfi", "-i", "color=c=0x406080:s=\(w)x\(h):r=\(rate):d=\(seconds)", "-i", astronaut,
                           "-filter_complex", "[1]scale=\(side):\(side)[a];[0][a]overlay=x='\(x0)+\(speed)*t':y=\(y0)" + (filter.map { "," + $0 } ?? ""),
                           "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "\(gop)", "-movflags", "+faststart"]
-                         + extra + [path])
+                         + extra + [partial])
         precondition(ok, "ffmpeg could not make \(name)")
+        if rename(partial, path) != 0 { try? FileManager.default.removeItem(atPath: partial) }
         return path
     }
 

@@ -56,7 +56,7 @@ enum VideoClips {
                           "-c:v", "libx264", "-pix_fmt", "yuv420p", "-g", "\(gop)", "-movflags", "+faststart"]
                          + extra + [partial])
         precondition(ok, "ffmpeg could not make \(name)")
-        if rename(partial, path) != 0 { try? FileManager.default.removeItem(atPath: partial) }
+        precondition(rename(partial, path) == 0, "could not move the finished \(name) into place")
         return path
     }
 

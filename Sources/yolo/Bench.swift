@@ -125,8 +125,11 @@ struct Bench: ParsableCommand, KernelSelecting {
 
     /// Median times of the detection stages around the forward pass (preprocessing = letterbox into the
     /// input tensor, decoding = anchors, suppression = NMS), over `runs` `Detector.detect` calls on the
-    /// sample image; nil when the default sample is not there. An `--image` that cannot be read is an error.
+    /// sample image; nil when the default sample is not there or, without `--image`, when the network has no
+    /// YOLO layer to detect with (e.g. one layer cut out of a model to time alone). An `--image` that cannot be
+    /// read is an error.
     func stageTimes(_ network: Network, threads: Int) throws -> BenchReport.Stages? {
+        guard image != nil || !network.heads.isEmpty else { return nil }
         let path = image ?? (URL(fileURLWithPath: Defaults.weightsFolder).deletingLastPathComponent().path + "/Samples/coffee.png")
         guard image != nil || FileManager.default.fileExists(atPath: path) else { return nil }
         let picture = try Image(contentsOf: path)

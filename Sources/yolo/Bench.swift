@@ -163,6 +163,7 @@ struct Bench: ParsableCommand, KernelSelecting {
         case is Convolution: return "conv"
         case is MaxPool: return "max"
         case is ConvolutionMaxPool: return "conv+max"
+        case is ConvolutionPair: return "conv"
         case is Upsample: return "upsample"
         case is Route: return "route"
         case is Shortcut: return "shortcut"

@@ -21,29 +21,6 @@ struct ConvolutionMaxPoolTests {
         return (convolution, pool, ConvolutionMaxPool(pool: pool, convolution: convolution, convolutionIndex: 0))
     }
 
-    /// Runs the fused layer as a workspace that skipped the convolution would.
-    static func runFused(_ layer: ConvolutionMaxPool, input: [Float], threads: Int) -> [Float] {
-        var output = [Float](repeating: .nan, count: layer.outputShape.count)
-        let count = max(layer.scratchCount, 1)
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: count * 4, alignment: 64)
-        defer { raw.deallocate() }
-        let scratch = raw.bindMemory(to: Float.self, capacity: count)
-        scratch.initialize(repeating: .nan, count: count)   // stale scratch must not leak into the result
-        let unused = [Float](repeating: .nan, count: 1)
-        input.withUnsafeBufferPointer { source in
-            unused.withUnsafeBufferPointer { skipped in
-                output.withUnsafeMutableBufferPointer { destination in
-                    let table = [skipped.baseAddress!, source.baseAddress!]
-                    table.withUnsafeBufferPointer { inputs in
-                        layer.forward(LayerIO(inputs: inputs, output: destination.baseAddress!, scratch: scratch,
-                                              threads: threads, fused: true))
-                    }
-                }
-            }
-        }
-        return output
-    }
-
     /// (channels, height, width, filters): one band and several (416 wide: 16-row bands, the last one
     /// short), filters not a multiple of the kernel's 6 rows, widths not a multiple of 64, 2×2 maps.
     @Test(arguments: [(3, 8, 8, 4), (3, 40, 416, 16), (16, 34, 50, 32), (1, 2, 2, 1), (5, 12, 130, 7), (31, 6, 10, 13)],
@@ -57,7 +34,7 @@ struct ConvolutionMaxPoolTests {
             let layer = try #require(fused)
             let expected = LayerTestSupport.run(pool, input: LayerTestSupport.run(convolution, input: input, threads: 1),
                                                 threads: 1)
-            #expect(Self.runFused(layer, input: input, threads: threads) == expected, "\(shape) \(activation)")
+            #expect(LayerTestSupport.runFused(layer, input: input, threads: threads) == expected, "\(shape) \(activation)")
             // Not fused (the workspace keeps the convolution's output): a plain max-pool of input 0.
             let convolved = LayerTestSupport.run(convolution, input: input, threads: 1)
             #expect(LayerTestSupport.run(layer, input: convolved, threads: threads) == expected)

@@ -65,4 +65,28 @@ enum LayerTestSupport {
         }
         return output
     }
+
+    /// Runs a `FusingLayer` as a workspace that skipped the layer before it would (`LayerIO.fused`; input 0,
+    /// that layer's output, is never read, input 1 is `input`); stale scratch is NaN so it cannot leak in.
+    static func runFused(_ layer: any FusingLayer, input: [Float], threads: Int) -> [Float] {
+        var output = [Float](repeating: .nan, count: layer.outputShape.count)
+        let count = max(layer.scratchCount, 1)
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: count * 4, alignment: 64)
+        defer { raw.deallocate() }
+        let scratch = raw.bindMemory(to: Float.self, capacity: count)
+        scratch.initialize(repeating: .nan, count: count)
+        let unused = [Float](repeating: .nan, count: 1)
+        input.withUnsafeBufferPointer { source in
+            unused.withUnsafeBufferPointer { skipped in
+                output.withUnsafeMutableBufferPointer { destination in
+                    let table = [skipped.baseAddress!, source.baseAddress!]
+                    table.withUnsafeBufferPointer { inputs in
+                        layer.forward(LayerIO(inputs: inputs, output: destination.baseAddress!, scratch: scratch,
+                                              threads: threads, fused: true))
+                    }
+                }
+            }
+        }
+        return output
+    }
 }

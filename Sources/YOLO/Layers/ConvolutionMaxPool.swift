@@ -10,12 +10,13 @@
 ///
 /// The fused result equals convolution + max-pool computed separately with the im2col + GEMM path,
 /// bit for bit (same sums in the same order, same comparisons).
-@_spi(Engine) public struct ConvolutionMaxPool: Layer {
+@_spi(Engine) public struct ConvolutionMaxPool: FusingLayer {
     /// The max-pool this layer stands for.
     public let pool: MaxPool
     /// The index of the convolution layer it can compute, and that layer.
     public let convolutionIndex: Int
     public let convolution: Convolution
+    public var fusedIndex: Int { convolutionIndex }
     let direct: DirectConvolution
 
     /// Inputs: the convolution's output (read when not fused), then the convolution's input.

@@ -38,9 +38,14 @@ enum Im2col {
 
     /// Writes the column matrix of output rows `firstOutputRow ..< firstOutputRow + outputRows` only:
     /// a `[C·size·size][outputRows·outputWidth]` band, for unfolding a large map piece by piece.
+    ///
+    /// `input` may hold only some rows of each channel (`ConvolutionPair`'s window): row `rowOrigin` of the map
+    /// first, channels `planeStride` floats apart (default: the whole map, `shape.height · shape.width`). Only
+    /// the rows the band's taps reach are read; rows outside the map count as padding, as always.
     static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
                               firstOutputRow: Int, outputRows: Int, outputWidth: Int,
-                              into columns: UnsafeMutablePointer<Float>) {
+                              into columns: UnsafeMutablePointer<Float>, planeStride: Int? = nil, rowOrigin: Int = 0) {
+        let planeStride = planeStride ?? shape.height * shape.width
         let n = outputRows * outputWidth
         // Shifting the input up by firstOutputRow·stride rows turns the band into a whole map.
         let shift = firstOutputRow * stride
@@ -48,10 +53,10 @@ enum Im2col {
         let firstRow = max(0, shift - padding)
         let endRow = min(shape.height, (firstOutputRow + outputRows - 1) * stride + size - padding)
         for c in 0..<shape.channels {
-            let channel = input + c * shape.height * shape.width + shift * shape.width
+            let channel = input + c * planeStride + (shift - rowOrigin) * shape.width
             // The next channel's rows, a line at a time, a part before each tap row of this one: each row is
             // read from L3 (the previous layer's output) in short runs the hardware prefetcher does not catch up with.
-            let next = UnsafeRawPointer(input + (c + 1) * shape.height * shape.width + firstRow * shape.width)
+            let next = UnsafeRawPointer(input + (c + 1) * planeStride + (firstRow - rowOrigin) * shape.width)
             let lines = c + 1 < shape.channels ? max(0, (endRow - firstRow) * shape.width * 4 + 63) / 64 : 0
             for ky in 0..<size {
                 for line in (ky * lines / size) ..< ((ky + 1) * lines / size) { prefetch(next + line * 64) }

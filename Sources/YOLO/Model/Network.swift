@@ -106,17 +106,28 @@
         return (outputs + scratch + 16 + GEMM.scratchCount * Parallel.coreCount) * MemoryLayout<Float>.stride
     }
 
-    /// Replaces each max-pool that can compute the convolution before it (`ConvolutionMaxPool`) by
-    /// the fused layer, when that convolution's output has no other reader and is not a head.
+    /// Replaces each max-pool that can compute the convolution before it (`ConvolutionMaxPool`), and each
+    /// convolution that can compute the convolution before it band by band (`ConvolutionPair`), by the fused
+    /// layer, when that convolution's output has no other reader and is not a head.
     static func fuse(_ layers: inout [any Layer], heads: Set<Int>) {
         for index in layers.indices.dropFirst() {
-            guard let pool = layers[index] as? MaxPool, let convolution = layers[index - 1] as? Convolution,
-                  !heads.contains(index - 1),
-                  !layers.indices.contains(where: { $0 != index && layers[$0].inputs.contains(index - 1) }),
-                  let fused = ConvolutionMaxPool(pool: pool, convolution: convolution, convolutionIndex: index - 1)
+            guard let convolution = layers[index - 1] as? Convolution, !heads.contains(index - 1),
+                  !layers.indices.contains(where: { $0 != index && layers[$0].inputs.contains(index - 1) })
             else { continue }
-            layers[index] = fused
+            if let pool = layers[index] as? MaxPool,
+               let fused = ConvolutionMaxPool(pool: pool, convolution: convolution, convolutionIndex: index - 1) {
+                layers[index] = fused
+            } else if let second = layers[index] as? Convolution,
+                      let fused = ConvolutionPair(first: convolution, firstIndex: index - 1, second: second) {
+                layers[index] = fused
+            }
         }
+    }
+
+    /// The convolution layer `index` computes, also when it stands fused in a `ConvolutionPair` (the pair's
+    /// second convolution); nil for other layers.
+    func convolution(at index: Int) -> Convolution? {
+        layers[index] as? Convolution ?? (layers[index] as? ConvolutionPair)?.second
     }
 
     /// The YOLO head layers, in order.

@@ -21,7 +21,7 @@ import Foundation
     private var input: UnsafePointer<Float>?
     /// Layers whose outputs survive a pass; nil: all.
     private let kept: Set<Int>?
-    /// Layers the forward pass skips: a later layer computes them, fused (`ConvolutionMaxPool`).
+    /// Layers the forward pass skips: a later layer computes them, fused (`FusingLayer`).
     private let skipped: [Bool]
     /// Layers that compute a skipped layer themselves (`LayerIO.fused`).
     private let fusing: [Bool]
@@ -44,8 +44,8 @@ import Foundation
         var fusing = skipped
         if let keeping {
             for (index, layer) in network.layers.enumerated() {
-                if let fused = layer as? ConvolutionMaxPool, !keeping.contains(fused.convolutionIndex) {
-                    skipped[fused.convolutionIndex] = true
+                if let fused = layer as? any FusingLayer, !keeping.contains(fused.fusedIndex) {
+                    skipped[fused.fusedIndex] = true
                     fusing[index] = true
                 }
             }

@@ -16,8 +16,8 @@ enum BiasCorrection {
             let network = try Network(model: model, width: input.shape.width, height: input.shape.height)
             let workspace = Workspace(for: network)
             _ = try network.forward(input, workspace: workspace)
-            for (index, layer) in network.layers.enumerated() {
-                guard let convolution = layer as? Convolution else { continue }
+            for index in network.layers.indices {
+                guard let convolution = network.convolution(at: index) else { continue }
                 let source = convolution.inputs[0]
                 let values = source < 0 ? input.values : Array(workspace.output(of: source))
                 let means = tapMeans(values, convolution: convolution)

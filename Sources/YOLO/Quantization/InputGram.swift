@@ -14,8 +14,8 @@ enum InputGram {
             let network = try Network(model: model, width: input.shape.width, height: input.shape.height)
             let workspace = Workspace(for: network)
             _ = try network.forward(input, workspace: workspace)
-            for (index, layer) in network.layers.enumerated() where layers.contains(index) {
-                guard let c = layer as? Convolution else { continue }
+            for index in network.layers.indices where layers.contains(index) {
+                guard let c = network.convolution(at: index) else { continue }
                 let n = c.patchLength, positions = c.outputShape.height * c.outputShape.width
                 var columns = [Float](repeating: 0, count: n * positions)
                 let source = c.inputs[0]

@@ -193,7 +193,7 @@ def main():
             pooled[base]["yolo"] += times
             pooled[base]["ncnn"] += ncnn_times(base)
 
-    lines = [f"CPU {machine['cpu']}; yolo kernel family {machine['kernel']} ({machine['gemm']}); "
+    lines = [f"CPU {machine['cpu']}; yolo kernel family {machine['gemm']}; "
              f"ncnn {ncnn.__version__} (fp32, packing layout); {a.threads} thread(s); OPENBLAS_CORETYPE "
              f"{os.environ.get('OPENBLAS_CORETYPE', 'unset')}; {a.rounds} rounds x {a.runs} passes per engine "
              f"and layer, engines taking turns; median ms (min-max)", "",

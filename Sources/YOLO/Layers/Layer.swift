@@ -40,7 +40,6 @@ extension Layer {
     public var scratchCount: Int { 0 }
 }
 
-
 /// A layer that can also compute the layer before it (`fusedIndex`), fused, when the workspace skips that
 /// one (`LayerIO.fused`): `ConvolutionMaxPool`, `ConvolutionPair`.
 @_spi(Engine) public protocol FusingLayer: Layer {

@@ -129,9 +129,8 @@ struct Bench: ParsableCommand, KernelSelecting {
     /// YOLO layer to detect with (e.g. one layer cut out of a model to time alone). An `--image` that cannot be
     /// read is an error.
     func stageTimes(_ network: Network, threads: Int) throws -> BenchReport.Stages? {
-        guard image != nil || !network.heads.isEmpty else { return nil }
         let path = image ?? (URL(fileURLWithPath: Defaults.weightsFolder).deletingLastPathComponent().path + "/Samples/coffee.png")
-        guard image != nil || FileManager.default.fileExists(atPath: path) else { return nil }
+        guard image != nil || (!network.heads.isEmpty && FileManager.default.fileExists(atPath: path)) else { return nil }
         let picture = try Image(contentsOf: path)
         let detector = try Detector(model: network.model, algorithm: ConvolutionAlgorithm(rawValue: algorithm) ?? .auto,
                                     threads: threads)

@@ -30,19 +30,30 @@ extension Convolution {
         Parallel.forWorkers(outH, threads: workers) { worker, part in
             let columns = scratch + worker * patchLength * band * outW
             for y0 in Swift.stride(from: part.lowerBound, to: part.upperBound, by: band) {
-                let rows = min(band, part.upperBound - y0)
-                let n = rows * outW
-                Im2col.unfold(input, shape: inputShape, size: size, stride: stride, padding: padding,
-                              firstOutputRow: y0, outputRows: rows, outputWidth: outW, into: columns)
-                // A band's columns are in L2 and contiguous: the kernel reads them in place when its
-                // blocks are whole (n a multiple of the block), instead of copying them block by block
-                // (layers 0 and 1 of yolov4-tiny: 3.1 -> 2.9 and 6.8 -> 6.2 ms at 1 thread; the 1x1
-                // products, whose B rows are whole planes apart, are faster copied).
-                GEMM.multiply(packed!, rows: 0..<filters, b: columns, ldb: n, n: n, c: output + y0 * outW,
-                              ldc: plane, bias: biases.pointer, activation: activation,
-                              padded: n % GEMM.panelColumns == 0, scratch: gemmScratch(scratch, worker: worker))
+                multiplyBand(y0 ..< min(y0 + band, part.upperBound), input: input, columns: columns,
+                             into: output + y0 * outW, ldc: plane, gemmScratch: gemmScratch(scratch, worker: worker))
             }
         }
+    }
+
+    /// Output rows `rows` of this layer, unfolded into `columns` (`patchLength × rows.count·width` floats) and
+    /// multiplied, with bias and activation, into `output` (row `rows.lowerBound`'s first value; filters `ldc`
+    /// floats apart). `input` is the whole input map, or only some of its rows: see `Im2col.unfold`'s
+    /// `planeStride` and `rowOrigin` (`ConvolutionPair`'s window).
+    func multiplyBand(_ rows: Range<Int>, input: UnsafePointer<Float>, planeStride: Int? = nil, rowOrigin: Int = 0,
+                      columns: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, ldc: Int,
+                      gemmScratch: UnsafeMutablePointer<Float>) {
+        let outW = outputShape.width
+        let n = rows.count * outW
+        Im2col.unfold(input, shape: inputShape, size: size, stride: stride, padding: padding,
+                      firstOutputRow: rows.lowerBound, outputRows: rows.count, outputWidth: outW, into: columns,
+                      planeStride: planeStride, rowOrigin: rowOrigin)
+        // A band's columns are in L2 and contiguous: the kernel reads them in place when its
+        // blocks are whole (n a multiple of the block), instead of copying them block by block
+        // (layers 0 and 1 of yolov4-tiny: 3.1 -> 2.9 and 6.8 -> 6.2 ms at 1 thread; the 1x1
+        // products, whose B rows are whole planes apart, are faster copied).
+        GEMM.multiply(packed!, rows: 0..<filters, b: columns, ldb: n, n: n, c: output, ldc: ldc, bias: biases.pointer,
+                      activation: activation, padded: n % GEMM.panelColumns == 0, scratch: gemmScratch)
     }
 
     /// Unfolds the column matrix in parallel (by rows), then splits the product along its longer

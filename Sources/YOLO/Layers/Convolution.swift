@@ -100,7 +100,7 @@ import Foundation
     /// rounded up so the GEMM scratch after it stays 64-byte aligned.
     var columnsScratch: Int {
         let count = isPointwise ? 0 : max(patchLength * outputShape.planeCount, rowBlocked ? rowBlockedScratch : 0)
-        return (count + 15) / 16 * 16
+        return lineRounded(count)
     }
 
     /// One worker's GEMM scratch (after `columnsScratch`).

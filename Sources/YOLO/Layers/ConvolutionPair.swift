@@ -34,12 +34,10 @@
 
     /// One worker's scratch: the window, the first convolution's unfolded rows, the second's, and GEMM scratch,
     /// each a multiple of 16 floats (64-byte aligned).
-    var windowCount: Int { Self.rounded(first.filters * windowPlane) }
-    var firstColumnsCount: Int { Self.rounded(first.patchLength * windowPlane) }
-    var secondColumnsCount: Int { Self.rounded(second.patchLength * bandRows * second.outputShape.width) }
+    var windowCount: Int { lineRounded(first.filters * windowPlane) }
+    var firstColumnsCount: Int { lineRounded(first.patchLength * windowPlane) }
+    var secondColumnsCount: Int { lineRounded(second.patchLength * bandRows * second.outputShape.width) }
     var perWorker: Int { windowCount + firstColumnsCount + secondColumnsCount + GEMM.scratchCount }
-
-    static func rounded(_ count: Int) -> Int { (count + 15) / 16 * 16 }
 
     /// A fused layer for `second` reading `first` (layer `firstIndex`), or nil when the pair does not
     /// qualify: see `qualifies`.
@@ -92,7 +90,6 @@
         let (s, k, p) = (second.stride, second.size, second.padding)
         let (height, width) = (first.outputShape.height, first.outputShape.width)
         let needed = max(0, rows.lowerBound * s - p) ..< min(height, (rows.upperBound - 1) * s - p + k)
-        let windowRows = self.windowRows
         let plane = windowPlane
         let rowsOf = scratch
         let firstColumns = scratch + windowCount
@@ -113,24 +110,13 @@
         precondition(needed.upperBound - window.lower <= windowRows, "ConvolutionPair: window too small")
         // The first convolution's new rows, straight into the window (channels `plane` apart).
         if needed.upperBound > window.upper {
-            let count = needed.upperBound - window.upper
-            let n = count * width
-            Im2col.unfold(input, shape: first.inputShape, size: first.size, stride: first.stride, padding: first.padding,
-                          firstOutputRow: window.upper, outputRows: count, outputWidth: width, into: firstColumns)
-            GEMM.multiply(first.packed!, rows: 0..<first.filters, b: firstColumns, ldb: n, n: n,
-                          c: rowsOf + (window.upper - window.lower) * width, ldc: plane, bias: first.biases.pointer,
-                          activation: first.activation, padded: n % GEMM.panelColumns == 0, scratch: gemmScratch)
+            first.multiplyBand(window.upper ..< needed.upperBound, input: input, columns: firstColumns,
+                               into: rowsOf + (window.upper - window.lower) * width, ldc: plane, gemmScratch: gemmScratch)
             window.upper = needed.upperBound
         }
         // The second convolution, unfolding from the window as the row-blocked path does from a whole map.
-        let outWidth = second.outputShape.width
-        let n = rows.count * outWidth
-        Im2col.unfold(UnsafePointer(rowsOf), shape: second.inputShape, size: k, stride: s, padding: p,
-                      firstOutputRow: rows.lowerBound, outputRows: rows.count, outputWidth: outWidth,
-                      into: secondColumns, planeStride: plane, rowOrigin: window.lower)
-        GEMM.multiply(second.packed!, rows: 0..<second.filters, b: secondColumns, ldb: n, n: n,
-                      c: output + rows.lowerBound * outWidth, ldc: second.outputShape.planeCount,
-                      bias: second.biases.pointer, activation: second.activation,
-                      padded: n % GEMM.panelColumns == 0, scratch: gemmScratch)
+        second.multiplyBand(rows, input: rowsOf, planeStride: plane, rowOrigin: window.lower, columns: secondColumns,
+                            into: output + rows.lowerBound * second.outputShape.width,
+                            ldc: second.outputShape.planeCount, gemmScratch: gemmScratch)
     }
 }

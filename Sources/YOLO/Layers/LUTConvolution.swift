@@ -41,21 +41,20 @@ struct LUTConvolution: Layer {
     }
 
     var outputShape: Shape { steps.outputShape }
-    var scratchCount: Int { Self.rounded(steps.columnsCount) + workerScratch * Parallel.coreCount }
+    var scratchCount: Int { lineRounded(steps.columnsCount) + workerScratch * Parallel.coreCount }
     var algorithm: String { "\(weights.type) codes, " + (steps.isPointwise ? "1x1 gemm" : "im2col+gemm") }
 
     /// Floats of one packed weight block (`blockRows` rows, panel padding included).
-    var blockCount: Int { Self.rounded(PackedMatrix.Layout(rows: blockRows, columns: steps.patchLength).matrixStride) }
+    var blockCount: Int { lineRounded(PackedMatrix.Layout(rows: blockRows, columns: steps.patchLength).matrixStride) }
     /// Floats of the row buffer codes are expanded into.
-    var rowCount: Int { Self.rounded(steps.patchLength) }
+    var rowCount: Int { lineRounded(steps.patchLength) }
     /// One worker's scratch: a packed block, a row, the GEMM's scratch.
     var workerScratch: Int { blockCount + rowCount + GEMM.scratchCount }
-    static func rounded(_ count: Int) -> Int { (count + 15) / 16 * 16 }
 
     /// Blocks of filters are dealt out to the workers, each expanding and multiplying in its own scratch.
     func forward(_ io: LayerIO) {
         let columns = steps.columns(io.input, scratch: io.scratch)
-        let scratch = io.scratch + Self.rounded(steps.columnsCount)
+        let scratch = io.scratch + lineRounded(steps.columnsCount)
         let (k, plane) = (steps.patchLength, steps.outputShape.planeCount)
         let output = io.output
         let blocks = (weights.rows + blockRows - 1) / blockRows

@@ -40,6 +40,10 @@ extension Layer {
     public var scratchCount: Int { 0 }
 }
 
+/// `count` floats rounded up to whole 64-byte lines (16 floats), so that scratch parts laid end to end stay
+/// 64-byte aligned.
+func lineRounded(_ count: Int) -> Int { (count + 15) / 16 * 16 }
+
 /// A layer that can also compute the layer before it (`fusedIndex`), fused, when the workspace skips that
 /// one (`LayerIO.fused`): `ConvolutionMaxPool`, `ConvolutionPair`.
 @_spi(Engine) public protocol FusingLayer: Layer {

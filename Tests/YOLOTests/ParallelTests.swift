@@ -1,3 +1,5 @@
+import Foundation
+import Synchronization
 import Testing
 @_spi(Engine) @testable import YOLO
 
@@ -9,15 +11,6 @@ import Testing
         hits.initialize(repeating: 0, count: max(count, 1))
         Parallel.forEach(count, threads: threads) { hits[$0] += 1 }
         #expect((0..<count).allSatisfy { hits[$0] == 1 })
-    }
-
-    /// The worker pool's count of runnable threads (for its solo spells) reads /proc/loadavg on Linux: the
-    /// test's own thread is running, so it is at least 1.
-    @Test func runnableThreadsCountsTheCaller() throws {
-        #if os(Linux)
-        let runnable = try #require(WorkerPool.runnableThreads())
-        #expect(runnable >= 1)
-        #endif
     }
 
     @Test func partsAreContiguousAndBalanced() {
@@ -41,5 +34,52 @@ import Testing
                 #expect(parts.dropLast().allSatisfy { $0.upperBound % 16 == 0 || $0.upperBound == count })
             }
         }
+    }
+
+    /// `CPUAffinity.exclude` moves a thread off a CPU at once (run on a thread of its own, whose mask does not
+    /// outlive the test).
+    @Test(.enabled(if: CPUAffinity.canPlace, "needs Linux and at least two CPUs for this process"))
+    func excludingTheCurrentCPUMovesTheThread() {
+        let result = Locked<(before: Int, after: Int, excluded: Bool)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let before = CPUAffinity.currentCPU()
+            let excluded = CPUAffinity.exclude(before, from: CPUAffinity.threadID())
+            result.withLock { $0 = (before, CPUAffinity.currentCPU(), excluded) }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        let seen = result.withLock { $0 }
+        #expect(seen?.excluded == true)
+        #expect(seen.map { $0.after >= 0 && $0.after != $0.before } == true)
+    }
+
+    /// A worker whose CPU time stands still in the middle of its part (here it sleeps in it, as it stands still
+    /// when another process holds its CPU) is handed the caller's CPU: the region still runs every part once,
+    /// and the pool counts the hand-off.
+    @Test(.enabled(if: CPUAffinity.canPlace && WorkerPool.shared.hasWorkers, "needs CPU placement and a worker thread"))
+    func aStalledWorkerIsHandedTheCallersCPU() {
+        let pool = WorkerPool.shared
+        let before = pool.handOffs.load(ordering: .relaxed)
+        let caller = pthread_self()
+        let workerRan = Atomic<Bool>(false)
+        // Regions run inline while the pool is busy with another test's region or its worker is asleep: try
+        // until the worker takes a part.
+        let deadline = Date().addingTimeInterval(10)
+        while !workerRan.load(ordering: .relaxed) && Date() < deadline {
+            let hits = Locked<[Int]>([0, 0])
+            pool.run(parts: 2) { part in
+                if pthread_equal(pthread_self(), caller) == 0 {
+                    workerRan.store(true, ordering: .relaxed)
+                    usleep(3_000)
+                }
+                hits.withLock { $0[part] += 1 }
+            }
+            #expect(hits.withLock { $0 } == [1, 1])
+        }
+        let ran = workerRan.load(ordering: .relaxed), after = pool.handOffs.load(ordering: .relaxed)
+        #expect(ran)
+        #expect(after > before)
     }
 }

@@ -142,9 +142,9 @@
         DenormalMode.withFlushedDenormals {
             for index in layers.indices where !workspace.skips(index) {
                 var io = workspace.io(for: index)
-                // A layer whose parts the caller would run alone (the worker asleep or preempted) is planned
-                // for one thread: splitting it for two costs time even when one thread runs both parts.
-                if io.threads > 1 && WorkerPool.shared.availability() != .running { io.threads = 1 }
+                // A layer whose parts the caller would run alone (the workers asleep) is planned for one
+                // thread: splitting it for two costs time even when one thread runs both parts.
+                if io.threads > 1 && !WorkerPool.shared.workersAwake() { io.threads = 1 }
                 layers[index].forward(io)
             }
         }

@@ -82,4 +82,55 @@ import Testing
         #expect(ran)
         #expect(after > before)
     }
+
+    /// The solo-spell rule: a spell starts when the caller waited for a CPU for over a fifth of a window, lasts
+    /// while it waits for over a tenth, and a window opened by another thread is not judged.
+    @Test func soloSpellsStartAndEndOnTheCallersShareOfWaiting() {
+        let me = pthread_self(), window = WorkerPool.windowNanoseconds
+        var meter = SpellWindow()
+        #expect(meter.isDue(at: 1))
+        #expect(meter.close(at: 1_000, delay: 500, thread: me, inSpell: false) == nil)  // opens the first window
+        #expect(!meter.isDue(at: 1_000 + window - 1) && meter.isDue(at: 1_000 + window))
+        // 25 % of a window waiting: a spell starts; 15 % in a spell: it goes on; 5 %: it ends.
+        var now = 1_000, delay = 500
+        func close(share: Double, inSpell: Bool) -> Bool? {
+            now += window
+            delay += Int(share * Double(window))
+            return meter.close(at: now, delay: delay, thread: me, inSpell: inSpell)
+        }
+        #expect(close(share: 0.15, inSpell: false) == false)
+        #expect(close(share: 0.25, inSpell: false) == true)
+        #expect(close(share: 0.15, inSpell: true) == true)
+        #expect(close(share: 0.05, inSpell: true) == false)
+        // Another thread's window is not judged.
+        let otherThread = Locked(pthread_t(bitPattern: 0))
+        let thread = Thread { otherThread.withLock { $0 = pthread_self() } }
+        thread.start()
+        while !thread.isFinished { usleep(1_000) }
+        let other = otherThread.withLock { $0 }
+        #expect(meter.close(at: now + window, delay: delay + window, thread: other, inSpell: false) == nil)
+    }
+
+    /// The run delay is the kernel's count of the time this thread waited for a CPU: it grows when more threads
+    /// want to run than there are CPUs.
+    @Test(.enabled(if: WorkerPool.runDelay() != nil, "needs /proc/thread-self/schedstat (Linux)"))
+    func runDelayGrowsOnAnOversubscribedMachine() throws {
+        let before = try #require(WorkerPool.runDelay())
+        let stop = Atomic<Bool>(false)
+        let spinners = 2 * Parallel.coreCount + 1
+        let started = Atomic<Int>(0)
+        for _ in 0..<spinners {
+            Thread {
+                started.add(1, ordering: .relaxed)
+                while !stop.load(ordering: .relaxed) {}
+            }.start()
+        }
+        defer { stop.store(true, ordering: .relaxed) }
+        while started.load(ordering: .relaxed) < spinners { sched_yield() }
+        // Stay runnable for 200 ms beside them.
+        let end = Date().addingTimeInterval(0.2)
+        while Date() < end {}
+        let after = try #require(WorkerPool.runDelay())
+        #expect(after > before)
+    }
 }

@@ -69,6 +69,7 @@ final class WorkerPool: @unchecked Sendable {
         slots = (0..<threads).map { _ in WorkerSlot() }
         pthread_mutex_init(lock, nil)
         pthread_mutex_init(region, nil)
+        pthread_mutex_init(spellLock, nil)
         pthread_cond_init(wake, nil)
         pthread_cond_init(finished, nil)
         workerIDs.withLock { $0.reserveCapacity(threads) }
@@ -91,7 +92,8 @@ final class WorkerPool: @unchecked Sendable {
             for part in 0..<parts { body(part) }
             return
         }
-        // Sleeping workers are woken for the next region: this one runs on the caller alone.
+        // Sleeping workers are woken for the next region: this one runs on the caller alone. So does every
+        // region of a solo spell.
         guard workersAwake() else {
             pthread_mutex_unlock(region)
             for part in 0..<parts { body(part) }
@@ -115,17 +117,91 @@ final class WorkerPool: @unchecked Sendable {
         pthread_mutex_unlock(region)
     }
 
-    /// Whether the workers are awake (spinning between regions): asked by every region, and by
-    /// `Network.forward` before each layer (a layer planned for one thread is faster than one planned for two
-    /// whose parts the caller runs alone). Wakes sleeping workers and returns false: they will be waiting
-    /// by the next region.
+    /// Whether the workers are awake (spinning between regions) and no solo spell is on: asked by every region,
+    /// and by `Network.forward` before each layer (a layer planned for one thread is faster than one planned for
+    /// two whose parts the caller runs alone). Wakes sleeping workers (outside spells) and returns false: they
+    /// will be waiting by the next region.
     func workersAwake() -> Bool {
-        guard threadCount >= 1 else { return false }
+        guard threadCount >= 1, !inSoloSpell() else { return false }
         guard sleepers.load(ordering: .sequentiallyConsistent) > 0 else { return true }
         pthread_mutex_lock(lock)
         pthread_cond_broadcast(wake)   // they find no new region, and spin until the next one
         pthread_mutex_unlock(lock)
         return false
+    }
+
+    /// How often the caller measures how long it waited for a CPU (its run delay); the share of a window past
+    /// which a solo spell starts, and below which one ends.
+    static let windowNanoseconds = 10_000_000
+    static let soloStartShare = 0.2
+    static let soloEndShare = 0.1
+    /// Until when (`CLOCK_MONOTONIC` nanoseconds) a solo spell runs regions, and `Network.forward`'s layers, on
+    /// the caller alone: two windows ahead, renewed at each window while the spell lasts.
+    private let soloUntil = Atomic<Int>(0)
+    /// Guards `window` (taken with trylock: a caller that finds it taken skips the measurement).
+    private let spellLock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private nonisolated(unsafe) var window = SpellWindow()
+    /// Nanoseconds callers have yielded to handed-off workers: waiting for a CPU that does not count.
+    private let yielded = Atomic<Int>(0)
+
+    /// Solo spells. On a machine with more runnable threads than cores the caller itself loses its CPU to other
+    /// processes part of the time, and a worker beside it costs more than it brings: each region waits for
+    /// whichever of the two is preempted (two threads took 1.7× one thread's time with two CPU-bound processes
+    /// beside them on two cores). So the caller measures, once a window (`windowNanoseconds`), how long it
+    /// waited for a CPU. Past `soloStartShare` of the window a spell starts: regions and layers run on the
+    /// caller alone without waking the worker, which goes to sleep. The spell lasts while the caller, now
+    /// alone, still waits for a CPU for more than `soloEndShare` of each window (the machine is oversubscribed),
+    /// and ends at the first window it does not (it had shared its CPU with another process while the worker
+    /// had one to itself: with the worker asleep the scheduler separates them within milliseconds). Waiting for
+    /// a CPU is counted by the kernel (/proc/thread-self/schedstat), so a hypervisor holding the vCPU back does
+    /// not start a spell; the time the caller yielded to a handed-off worker is not counted. Returns whether a
+    /// spell is on.
+    private func inSoloSpell() -> Bool {
+        let now = Self.monotonicNanoseconds()
+        let spell = now < soloUntil.load(ordering: .relaxed)
+        guard pthread_mutex_trylock(spellLock) == 0 else { return spell }
+        defer { pthread_mutex_unlock(spellLock) }
+        guard window.isDue(at: now), let delay = Self.runDelay() else { return spell }
+        switch window.close(at: now, delay: delay - yielded.load(ordering: .relaxed), thread: pthread_self(), inSpell: spell) {
+        case true?:
+            soloUntil.store(now + 2 * Self.windowNanoseconds, ordering: .relaxed)
+            return true
+        case false? where spell:
+            soloUntil.store(0, ordering: .relaxed)
+            return false
+        default:
+            return spell
+        }
+    }
+
+    /// Nanoseconds the calling thread has spent runnable but waiting for a CPU (the second field of
+    /// /proc/thread-self/schedstat), or nil where that cannot be read. Reads into a stack buffer: no allocation.
+    static func runDelay() -> Int? {
+        #if os(Linux)
+        var text: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+        return withUnsafeMutableBytes(of: &text) { bytes -> Int? in
+            let file = open("/proc/thread-self/schedstat", O_RDONLY)
+            guard file >= 0 else { return nil }
+            defer { close(file) }
+            let count = read(file, bytes.baseAddress, bytes.count)
+            guard count > 0 else { return nil }
+            // "8114386151 14209547 34163\n": run time, run delay, time slices.
+            var field = 0, value = 0, digits = 0
+            for byte in bytes.prefix(count) {
+                if byte == UInt8(ascii: " ") {
+                    field += 1
+                    if field == 2 { break }
+                } else if field == 1 {
+                    guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+                    value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                    digits += 1
+                }
+            }
+            return digits > 0 ? value : nil
+        }
+        #else
+        return nil
+        #endif
     }
 
     fileprivate static func monotonicNanoseconds() -> Int {
@@ -187,7 +263,9 @@ final class WorkerPool: @unchecked Sendable {
         // Give the CPU to the worker handed off to it by yielding, not sleeping: a sleeping caller's CPU
         // goes idle, and the scheduler may then pull the other process onto it.
         if handedOff {
+            let start = Self.monotonicNanoseconds()
             while remaining.load(ordering: .acquiring) > 0 { sched_yield() }
+            yielded.add(Self.monotonicNanoseconds() - start, ordering: .relaxed)
         }
         if remaining.load(ordering: .acquiring) > 0 {
             pthread_mutex_lock(lock)
@@ -295,5 +373,27 @@ private final class WorkerSlot: @unchecked Sendable {
         var time = timespec()
         guard hasClock, clock_gettime(clock, &time) == 0 else { return 0 }
         return time.tv_sec * 1_000_000_000 + time.tv_nsec
+    }
+}
+
+/// The caller's measurement window for solo spells (`WorkerPool.inSoloSpell`).
+struct SpellWindow {
+    /// When the window opened (`CLOCK_MONOTONIC` nanoseconds; 0: none open), the caller's run delay then, and
+    /// which thread it is.
+    var start = 0
+    var delay = 0
+    var thread = pthread_t(bitPattern: 0)
+
+    /// Whether it is time to measure: no window is open, or the open one is `windowNanoseconds` old.
+    func isDue(at now: Int) -> Bool { start == 0 || now - start >= WorkerPool.windowNanoseconds }
+
+    /// Closes the window and opens the next one at `now`. Returns whether a spell should be on (the share of
+    /// the window `thread` waited for a CPU is past `soloEndShare` in a spell, past `soloStartShare` outside
+    /// one), or nil when there is nothing to judge (no window was open, or another thread opened it).
+    mutating func close(at now: Int, delay: Int, thread: pthread_t, inSpell: Bool) -> Bool? {
+        defer { (start, self.delay, self.thread) = (now, delay, thread) }
+        guard start != 0, pthread_equal(self.thread, thread) != 0, now > start else { return nil }
+        let share = Double(delay - self.delay) / Double(now - start)
+        return share > (inSpell ? WorkerPool.soloEndShare : WorkerPool.soloStartShare)
     }
 }

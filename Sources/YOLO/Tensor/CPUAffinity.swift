@@ -95,13 +95,12 @@ enum CPUAffinity {
     }
 
     /// Starts from the allowed mask, lets `edit` change it (false: leave the thread as it is), and applies it.
-    private static func set(_ thread: Int32, _ edit: (inout UnsafeMutableRawBufferPointer) -> Bool) -> Bool {
+    private static func set(_ thread: Int32, _ edit: (UnsafeMutableRawBufferPointer) -> Bool) -> Bool {
         #if os(Linux)
         guard isAvailable, !failed.load(ordering: .relaxed), let calls else { return false }
         var mask = calls.allowed
         return withUnsafeMutableBytes(of: &mask) { bytes in
-            var bytes = bytes
-            guard edit(&bytes) else { return false }
+            guard edit(bytes) else { return false }
             guard calls.setAffinity(thread, bytes.count, bytes.baseAddress) == 0 else {
                 // Stop placing, and give the thread back every CPU it may use, so that none stays pinned.
                 failed.store(true, ordering: .relaxed)

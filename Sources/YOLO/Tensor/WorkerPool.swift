@@ -204,14 +204,17 @@ final class WorkerPool: @unchecked Sendable {
         #endif
     }
 
-    fileprivate static func monotonicNanoseconds() -> Int {
+    fileprivate static func monotonicNanoseconds() -> Int { nanoseconds(on: CLOCK_MONOTONIC) ?? 0 }
+
+    /// The reading of `clock` in nanoseconds, or nil where it cannot be read.
+    fileprivate static func nanoseconds(on clock: clockid_t) -> Int? {
         var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
+        guard clock_gettime(clock, &time) == 0 else { return nil }
         return time.tv_sec * 1_000_000_000 + time.tv_nsec
     }
 
-    /// Claims and runs parts of region `generation` until none is left. A worker notes in its `slot` when it
-    /// started the part it is in.
+    /// Claims and runs parts of region `generation` until none is left. A worker notes in its `slot` whether
+    /// it is in a part.
     private func runParts(of generation: Int, _ body: (Int) -> Void, slot: WorkerSlot?) {
         while true {
             let current = state.load(ordering: .acquiring)
@@ -219,9 +222,9 @@ final class WorkerPool: @unchecked Sendable {
             guard current >> 32 == generation, next < parts else { return }
             guard state.compareExchange(expected: current, desired: current + 1, ordering: .acquiringAndReleasing).exchanged
             else { continue }
-            slot?.partStart.store(Self.monotonicNanoseconds(), ordering: .relaxed)
+            slot?.inPart.store(true, ordering: .relaxed)
             body(next)
-            slot?.partStart.store(0, ordering: .relaxed)
+            slot?.inPart.store(false, ordering: .relaxed)
             if remaining.subtract(1, ordering: .sequentiallyConsistent).newValue == 0,
                callerSleeps.load(ordering: .sequentiallyConsistent) {
                 pthread_mutex_lock(lock)
@@ -245,7 +248,7 @@ final class WorkerPool: @unchecked Sendable {
             checks += 1
             if cpu >= 0 && checks % 64 == 0 {
                 let now = Self.monotonicNanoseconds()
-                for slot in slots where slot.partStart.load(ordering: .relaxed) != 0 {
+                for slot in slots where slot.inPart.load(ordering: .relaxed) {
                     let used = slot.cpuTime(), elapsed = now - slot.seenAt
                     // First look, or the worker ran for a quarter of the time since: watch afresh from now.
                     if slot.seenAt == 0 || used - slot.seenUsed >= elapsed / 4 {
@@ -357,8 +360,8 @@ private final class WorkerSlot: @unchecked Sendable {
     /// The worker's kernel thread ID; written by the worker before it registers (the pool's initializer
     /// waits for that), read by callers after.
     nonisolated(unsafe) var threadID: Int32 = 0
-    /// When the worker started the part it is running (`CLOCK_MONOTONIC` nanoseconds); 0 between parts.
-    let partStart = Atomic<Int>(0)
+    /// Whether the worker is running a part.
+    let inPart = Atomic<Bool>(false)
     /// The worker's CPU-time clock (`pthread_getcpuclockid`); written like `threadID`.
     nonisolated(unsafe) var clock = clockid_t(0)
     nonisolated(unsafe) var hasClock = false
@@ -370,9 +373,7 @@ private final class WorkerSlot: @unchecked Sendable {
 
     /// Nanoseconds the worker has run on a CPU (0 where its clock cannot be read).
     func cpuTime() -> Int {
-        var time = timespec()
-        guard hasClock, clock_gettime(clock, &time) == 0 else { return 0 }
-        return time.tv_sec * 1_000_000_000 + time.tv_nsec
+        hasClock ? WorkerPool.nanoseconds(on: clock) ?? 0 : 0
     }
 }
 

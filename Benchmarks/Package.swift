@@ -35,7 +35,19 @@ let package = Package(
             name: "Embedder",
             dependencies: [.product(name: "YOLO", package: rootIdentity), "BenchSupport"],
             path: "Embedder"),
-        // RSS and command-line flags for Soak and Embedder.
+        // Forward-pass latency per thread count, one JSON line each (and per-layer times, detections for a
+        // parity check), for scaling runs on many-core machines: scripts/device-kit.sh, Scale/main.swift.
+        .executableTarget(
+            name: "Scale",
+            dependencies: [.product(name: "YOLO", package: rootIdentity)],
+            path: "Scale"),
+        // What the engine's threads do inside an embedding app: CPU masks, CPU time at 5 frames per second,
+        // memory under 100 concurrent callers (`swift run -c release ThreadProbe`, docs/THREADS.md).
+        .executableTarget(
+            name: "ThreadProbe",
+            dependencies: [.product(name: "YOLO", package: rootIdentity), "BenchSupport"],
+            path: "ThreadProbe"),
+        // RSS and command-line flags for Soak, Embedder and ThreadProbe.
         .target(name: "BenchSupport", path: "BenchSupport"),
     ],
     swiftLanguageModes: [.v6]

@@ -24,7 +24,7 @@ func soak() -> Int32 {
 
     do {
         let start = residentMegabytes()
-        let detector = try Detector(model: Model(contentsOf: modelPath), threads: 1)
+        let detector = try Detector(model: Model(contentsOf: modelPath), threading: Threading(threads: 1))
         let loaded = residentMegabytes()
         print(String(format: "model %@, 1 thread per call; RSS at start %.1f MB, after load %.1f MB", modelPath, start, loaded))
 

@@ -19,8 +19,10 @@ struct Bench: ParsableCommand, KernelSelecting {
     @Option(help: "Network input size WxH (default: the cfg's).")
     var size: String?
 
-    @Option(help: "Comma-separated thread counts, e.g. 1,2.")
-    var threads: String = Parallel.coreCount > 1 ? "1,\(Parallel.coreCount)" : "1"
+    @Option(help: "Comma-separated thread counts, e.g. 1,2 (default: 1 and the default count, one per physical core this process may use).")
+    var threads: String = Threading.defaultThreadCount > 1 ? "1,\(Threading.defaultThreadCount)" : "1"
+
+    @OptionGroup var threading: ThreadingOptions
 
     @Option(help: "Untimed passes before timing.")
     var warmup: Int = 5
@@ -61,7 +63,8 @@ struct Bench: ParsableCommand, KernelSelecting {
             let loaded = try model.load(withNames: false)
             let (width, height) = try inputSize() ?? (nil, nil)
             let network = try Network(model: loaded, width: width, height: height,
-                                      algorithm: ConvolutionAlgorithm(rawValue: algorithm)!, memoryBudget: model.memoryBudgetBytes)
+                                      algorithm: ConvolutionAlgorithm(rawValue: algorithm)!, memoryBudget: model.memoryBudgetBytes,
+                                      threads: try threadCounts().max() ?? 1)
             let report = BenchReport(
                 machine: .current, model: model.cfg ?? Defaults.cfg, size: "\(network.inputShape.width)x\(network.inputShape.height)",
                 algorithm: algorithm, warmup: warmup,
@@ -82,7 +85,8 @@ struct Bench: ParsableCommand, KernelSelecting {
     func measure(_ network: Network, threads: Int) throws -> BenchReport.Result {
         // Like `Detector` (and any inference engine): only the heads' outputs are kept, so layers whose
         // outputs are no longer needed share memory and stay in cache.
-        let workspace = Workspace(for: network, threads: threads, keeping: Set(network.headIndices))
+        let workspace = Workspace(for: network, pool: WorkerPool(try threading.threading(threads: threads)),
+                                  keeping: Set(network.headIndices))
         let input = Bench.input(count: network.inputShape.count)
         var totals: [Double] = []
         var layerSamples: [[Double]] = Array(repeating: [], count: network.layers.count)
@@ -133,7 +137,7 @@ struct Bench: ParsableCommand, KernelSelecting {
         guard image != nil || (!network.heads.isEmpty && FileManager.default.fileExists(atPath: path)) else { return nil }
         let picture = try Image(contentsOf: path)
         let detector = try Detector(model: network.model, algorithm: ConvolutionAlgorithm(rawValue: algorithm) ?? .auto,
-                                    threads: threads)
+                                    threading: try threading.threading(threads: threads))
         var options = DetectionOptions()
         options.inputSize = .fixed(width: network.inputShape.width, height: network.inputShape.height)
         options.memoryBudget = model.memoryBudgetBytes

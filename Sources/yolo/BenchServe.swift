@@ -29,6 +29,8 @@ struct BenchServe: ParsableCommand, KernelSelecting {
     @Option(help: "Worker threads per inference.")
     var threads = 1
 
+    @OptionGroup var threading: ThreadingOptions
+
     @Option(help: "Concurrent callers.")
     var clients = 4
 
@@ -42,10 +44,12 @@ struct BenchServe: ParsableCommand, KernelSelecting {
 
     func run() throws {
         let bytes = try FileIO.read(image)
-        let detector = try Detector(model: model.load(residency: .expanded), algorithm: .auto, threads: threads)
-        _ = try detector.detect(Image(data: bytes, name: image))
         var configuration = ServeConfiguration()
-        configuration.slots = slots ?? Parallel.coreCount
+        configuration.slots = slots ?? Threading.allowedCPUCount
+        var settings = try threading.threading(threads: threads)
+        settings.maximumConcurrentPasses = configuration.slots
+        let detector = try Detector(model: model.load(residency: .expanded), algorithm: .auto, threading: settings)
+        _ = try detector.detect(Image(data: bytes, name: image))
         configuration.queue = clients
         let server = DetectionServer(detector: detector, configuration: configuration, logger: Logger(label: "yolo.bench-serve"))
         let machine = BenchReport.Machine.current

@@ -22,8 +22,10 @@ struct BenchVideo: ParsableCommand, KernelSelecting {
     @OptionGroup var model: ModelOptions
     @OptionGroup var kernelOptions: KernelOptions
 
-    @Option(help: "Worker threads for the forward pass (default: all cores).")
+    @Option(help: "Threads per forward pass, this one included (default 0: one per physical core this process may use).")
     var threads: Int?
+
+    @OptionGroup var threading: ThreadingOptions
 
     @Option(name: .customLong("detect-frames"), help: "Frames timed in the detection-only pass.")
     var detectFrames = 30
@@ -32,13 +34,13 @@ struct BenchVideo: ParsableCommand, KernelSelecting {
     var warmup = 3
 
     func validate() throws {
-        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+        if let threads, threads < 0 { throw ValidationError("--threads must be 0 (the default) or more, got \(threads)") }
         guard detectFrames >= 1, warmup >= 0 else { throw ValidationError("--detect-frames must be at least 1, --warmup 0 or more") }
     }
 
     func run() throws {
         let detector = try Detector(model: model.load(residency: .expanded), algorithm: .auto,
-                                    threads: threads ?? Parallel.coreCount)
+                                    threading: threading.threading(threads: threads))
         let machine = BenchReport.Machine.current
         print("yolo bench-video: \(clip), \(detector.threads) thread(s), kernels \(machine.kernel), \(machine.cpu)")
 

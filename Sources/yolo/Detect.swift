@@ -59,8 +59,10 @@ struct Detect: ParsableCommand, KernelSelecting {
     @Option(name: .customLong("max-det"), help: "Keep at most N detections per image.")
     var maxDetections: Int?
 
-    @Option(help: "Worker threads for the forward pass (default: all cores).")
+    @Option(help: "Threads per forward pass, this one included (default 0: one per physical core this process may use, within its CPU affinity and cgroup quota).")
     var threads: Int?
+
+    @OptionGroup var threading: ThreadingOptions
 
     @Option(help: "Output format: text, json or jsonl.")
     var format: OutputFormat = .text
@@ -102,7 +104,7 @@ struct Detect: ParsableCommand, KernelSelecting {
             throw ValidationError("\(error)")
         }
         if let maxDetections, maxDetections < 1 { throw ValidationError("--max-det must be at least 1") }
-        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+        if let threads, threads < 0 { throw ValidationError("--threads must be 0 (the default) or more, got \(threads)") }
     }
 
     /// From this many images on, a run pays for start-up work that makes each image faster: Winograd's
@@ -154,7 +156,7 @@ struct Detect: ParsableCommand, KernelSelecting {
         if format == .json { throw YOLOError.invalidArgument("--format json is for images; use --format jsonl for a video (one object per frame)") }
         let policy = try parsedFramePolicy()
         let detector = try Detector(model: model.load(residency: .expanded), algorithm: convolutionAlgorithm(images: Detect.manyImages),
-                                    threads: threads ?? Parallel.coreCount)
+                                    threading: threading.threading(threads: threads))
         try detector.validate(options)
         try VideoDetectionRun(location: paths[0], detector: detector, options: options, format: format, save: save,
                               policy: policy, realtime: realtime, tracking: tracking).run()
@@ -184,7 +186,7 @@ struct Detect: ParsableCommand, KernelSelecting {
         // faster and smaller than it loses per image (one image: 0.12 s and 79 MB against 0.20 s and 143 MB).
         let detector = try Detector(model: model.load(residency: files.count >= Detect.manyImages ? .expanded : .codes),
                                     algorithm: convolutionAlgorithm(images: files.count),
-                                    threads: threads ?? Parallel.coreCount)
+                                    threading: threading.threading(threads: threads))
         try detector.validate(options)  // bad options fail before any image is read
         // Annotated copies keep the original's size, so --save decodes at full size.
         let decoding = fullDecode || save != nil ? ImageDecodingOptions() : detector.decodingOptions(for: options)

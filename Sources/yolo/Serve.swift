@@ -42,6 +42,8 @@ struct Serve: ParsableCommand, KernelSelecting {
     @Option(help: "Worker threads per inference (default 1: the slots use the cores).")
     var threads = 1
 
+    @OptionGroup var threading: ThreadingOptions
+
     @Option(name: .customLong("max-body"), help: ArgumentHelp("The largest request body, e.g. 20MB, 512K (a number alone is MiB); larger gets 413.", valueName: "size"))
     var maxBody = "20MB"
 
@@ -73,7 +75,7 @@ struct Serve: ParsableCommand, KernelSelecting {
         var configuration = ServeConfiguration()
         configuration.host = host
         configuration.port = port
-        configuration.slots = slots ?? Parallel.coreCount
+        configuration.slots = slots ?? Threading.allowedCPUCount
         configuration.queue = queue ?? 4 * configuration.slots
         configuration.maxBodyBytes = MemoryBudget.parse(maxBody)!
         configuration.maxPixels = Int(maxMegapixels * 1_000_000)
@@ -89,7 +91,9 @@ struct Serve: ParsableCommand, KernelSelecting {
         let logger = Logger(label: "yolo.serve")
 
         let start = ContinuousClock.now
-        let detector = try Detector(model: model.load(residency: .expanded), algorithm: .auto, threads: threads)
+        var settings = try threading.threading(threads: threads)
+        settings.maximumConcurrentPasses = configuration.slots
+        let detector = try Detector(model: model.load(residency: .expanded), algorithm: .auto, threading: settings)
         // One detection before listening builds the network and its packed weights, so /readyz is true
         // only when the first request will be as fast as the rest.
         _ = try detector.detect(Image(width: 64, height: 48, pixels: [UInt8](repeating: 128, count: 64 * 48 * 3)))

@@ -22,7 +22,7 @@ import Testing
     /// With automatic input sizes each aspect ratio builds a network; the cache keeps the most recently
     /// used `maximumCachedNetworks`, and `releaseCaches` drops them all. Results do not depend on eviction.
     @Test func networkCacheIsBounded() throws {
-        let detector = try Detector(model: makeTestModel(), algorithm: .im2col, threads: 1, maximumCachedNetworks: 2)
+        let detector = try Detector(model: makeTestModel(), algorithm: .im2col, threading: Threading(threads: 1), maximumCachedNetworks: 2)
         var options = DetectionOptions()
         options.confidenceThreshold = 0.01
         options.inputSize = .automatic(pixelBudget: 64 * 64)
@@ -43,7 +43,7 @@ import Testing
 
     /// Options are checked by `detect` itself, not only by the command-line tool.
     @Test func optionsAreValidatedWhereUsed() throws {
-        let detector = try Detector(model: makeTestModel(), threads: 1)
+        let detector = try Detector(model: makeTestModel(), threading: Threading(threads: 1))
         let image = Image(width: 32, height: 32, pixels: [UInt8](repeating: 100, count: 32 * 32 * 3))
         for edit in [{ (o: inout DetectionOptions) in o.confidenceThreshold = 1.5 }, { $0.iouThreshold = 0 },
                      { $0.maximumDetections = 0 }, { $0.maximumCandidates = 0 }, { $0.memoryBudget = 0 }, { $0.inputSize = .fixed(width: 8200, height: 64) }] {

@@ -108,7 +108,7 @@ import Testing
         let weights = FloatBuffer([Float](repeating: 0.01, count: 18 * 3))
         let model = Model(description: description, convolutions: [4_000: ConvolutionParameters(weights: weights, biases: FloatBuffer([Float](repeating: 0, count: 18)))],
                           labels: [])
-        let detections = try Detector(model: model, threads: 1).detect(Image(width: 40, height: 30, pixels: [UInt8](repeating: 128, count: 40 * 30 * 3)))
+        let detections = try Detector(model: model, threading: Threading(threads: 1)).detect(Image(width: 40, height: 30, pixels: [UInt8](repeating: 128, count: 40 * 30 * 3)))
         #expect(detections.allSatisfy { $0.box.width.isFinite })
     }
 
@@ -164,7 +164,7 @@ import Testing
         let colour = try Image(contentsOf: TestPaths.root + "/Samples/coffee.png")
         let gray = try Image(contentsOf: TestPaths.root + "/Samples/camera.png")
         for model in [try Model(cfg: cfg, weights: weights), try Model(contentsOf: Self.folder + "/min_ch1.yolo")] {
-            let detector = try Detector(model: model, threads: 1)
+            let detector = try Detector(model: model, threading: Threading(threads: 1))
             for image in [colour, gray] { _ = try detector.detect(image) }
         }
         for arguments in [["--cfg", cfg, "--weights", weights], ["--model", Self.folder + "/min_ch1.yolo"]] {
@@ -206,7 +206,7 @@ import Testing
         let description = try ModelDescription(cfgPath: cfg)
         #expect(description.inputShape.channels == 1)
         let weights = try writeWeights(for: description, in: folder).path
-        let detector = try Detector(model: Model(cfg: cfg, weights: weights), threads: 2)
+        let detector = try Detector(model: Model(cfg: cfg, weights: weights), threading: Threading(threads: 2))
         let detections = try detector.detect(try Image(contentsOf: TestPaths.root + "/Samples/coffee.png"))
         #expect(detections.allSatisfy { $0.box.x.isFinite && $0.box.width.isFinite && $0.confidence.isFinite })
     }
@@ -392,7 +392,7 @@ import Testing
         let empty = DetectionOptions.ClassSelector.index(0)
         var options = DetectionOptions()
         options.classes = []
-        let detector = try Detector(model: makeTestModel(), threads: 1)
+        let detector = try Detector(model: makeTestModel(), threading: Threading(threads: 1))
         #expect(throws: YOLOError.self) { try detector.detect(Image(width: 8, height: 8, pixels: [UInt8](repeating: 0, count: 192)), options: options) }
         options.classes = [empty]
         options.confidenceThreshold = 1.5

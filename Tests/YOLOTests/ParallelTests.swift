@@ -36,101 +36,96 @@ import Testing
         }
     }
 
-    /// `CPUAffinity.exclude` moves a thread off a CPU at once (run on a thread of its own, whose mask does not
-    /// outlive the test).
-    @Test(.enabled(if: CPUAffinity.canPlace, "needs Linux and at least two CPUs for this process"))
-    func excludingTheCurrentCPUMovesTheThread() {
-        let result = Locked<(before: Int, after: Int, excluded: Bool)?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            let before = CPUAffinity.currentCPU()
-            let excluded = CPUAffinity.exclude(before, from: CPUAffinity.threadID())
-            result.withLock { $0 = (before, CPUAffinity.currentCPU(), excluded) }
-            done.signal()
-        }
-        thread.start()
-        done.wait()
-        let seen = result.withLock { $0 }
-        #expect(seen?.excluded == true)
-        #expect(seen.map { $0.after >= 0 && $0.after != $0.before } == true)
-    }
-
-    /// A worker whose CPU time stands still in the middle of its part (here it sleeps in it, as it stands still
-    /// when another process holds its CPU) is handed the caller's CPU: the region still runs every part once,
-    /// and the pool counts the hand-off.
-    @Test(.enabled(if: CPUAffinity.canPlace && WorkerPool.shared.hasWorkers, "needs CPU placement and a worker thread"))
-    func aStalledWorkerIsHandedTheCallersCPU() {
-        let pool = WorkerPool.shared
-        let before = pool.handOffs.load(ordering: .relaxed)
-        let caller = pthread_self()
-        let workerRan = Atomic<Bool>(false)
-        // Regions run inline while the pool is busy with another test's region or its worker is asleep: try
-        // until the worker takes a part.
-        let deadline = Date().addingTimeInterval(10)
-        while !workerRan.load(ordering: .relaxed) && Date() < deadline {
-            let hits = Locked<[Int]>([0, 0])
-            pool.run(parts: 2) { part in
-                if pthread_equal(pthread_self(), caller) == 0 {
-                    workerRan.store(true, ordering: .relaxed)
-                    usleep(3_000)
+    /// Four callers open regions on one pool at once: every part of every region runs exactly once, and the
+    /// pool never runs more worker threads than it was made for.
+    @Test func concurrentCallersShareOnePool() {
+        let pool = WorkerPool(Threading(threads: 3))
+        let callers = 4, regions = 200, parts = 5
+        let hits = Locked([Int](repeating: 0, count: callers * regions * parts))
+        let most = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: callers) { caller in
+            for region in 0..<regions {
+                pool.run(parts: parts) { part in
+                    hits.withLock { $0[(caller * regions + region) * parts + part] += 1 }
+                    most.max(pool.liveWorkers, ordering: .relaxed)
                 }
-                hits.withLock { $0[part] += 1 }
             }
-            #expect(hits.withLock { $0 } == [1, 1])
         }
-        let ran = workerRan.load(ordering: .relaxed), after = pool.handOffs.load(ordering: .relaxed)
-        #expect(ran)
-        #expect(after > before)
+        #expect(hits.withLock { $0.allSatisfy { $0 == 1 } })
+        #expect(most.load(ordering: .relaxed) <= 2)
     }
 
-    /// The solo-spell rule: a spell starts when the caller waited for a CPU for over a fifth of a window, lasts
-    /// while it waits for over a tenth, and a window opened by another thread is not judged.
-    @Test func soloSpellsStartAndEndOnTheCallersShareOfWaiting() {
-        let me = pthread_self(), window = WorkerPool.windowNanoseconds
-        var meter = SpellWindow()
-        #expect(meter.isDue(at: 1))
-        #expect(meter.close(at: 1_000, delay: 500, thread: me, inSpell: false) == nil)  // opens the first window
-        #expect(!meter.isDue(at: 1_000 + window - 1) && meter.isDue(at: 1_000 + window))
-        // 25 % of a window waiting: a spell starts; 15 % in a spell: it goes on; 5 %: it ends.
-        var now = 1_000, delay = 500
-        func close(share: Double, inSpell: Bool) -> Bool? {
-            now += window
-            delay += Int(share * Double(window))
-            return meter.close(at: now, delay: delay, thread: me, inSpell: inSpell)
-        }
-        #expect(close(share: 0.15, inSpell: false) == false)
-        #expect(close(share: 0.25, inSpell: false) == true)
-        #expect(close(share: 0.15, inSpell: true) == true)
-        #expect(close(share: 0.05, inSpell: true) == false)
-        // Another thread's window is not judged.
-        let otherThread = Locked(pthread_t(bitPattern: 0))
-        let thread = Thread { otherThread.withLock { $0 = pthread_self() } }
-        thread.start()
-        while !thread.isFinished { usleep(1_000) }
-        let other = otherThread.withLock { $0 }
-        #expect(meter.close(at: now + window, delay: delay + window, thread: other, inSpell: false) == nil)
+    /// Workers start with the first region, exit after the idle timeout, and start again for the next region.
+    @Test func workersStartOnDemandAndExitWhenIdle() {
+        let pool = WorkerPool(Threading(threads: 2, idleTimeout: .milliseconds(20)))
+        #expect(pool.liveWorkers == 0)
+        pool.run(parts: 2) { _ in }
+        #expect(pool.liveWorkers == 1)
+        let deadline = Date().addingTimeInterval(5)
+        while pool.liveWorkers > 0 && Date() < deadline { usleep(5_000) }
+        #expect(pool.liveWorkers == 0)
+        let hits = Locked([0, 0])
+        pool.run(parts: 2) { part in hits.withLock { $0[part] += 1 } }
+        #expect(hits.withLock { $0 } == [1, 1])
+        #expect(pool.liveWorkers == 1)
     }
 
-    /// The run delay is the kernel's count of the time this thread waited for a CPU: it grows when more threads
-    /// want to run than there are CPUs.
-    @Test(.enabled(if: WorkerPool.runDelay() != nil, "needs /proc/thread-self/schedstat (Linux)"))
-    func runDelayGrowsOnAnOversubscribedMachine() throws {
-        let before = try #require(WorkerPool.runDelay())
-        let stop = Atomic<Bool>(false)
-        let spinners = 2 * Parallel.coreCount + 1
-        let started = Atomic<Int>(0)
-        for _ in 0..<spinners {
-            Thread {
-                started.add(1, ordering: .relaxed)
-                while !stop.load(ordering: .relaxed) {}
-            }.start()
+    /// A worker stalled inside its part (here it sleeps, as it stands still when another process holds its CPU)
+    /// holds up only that part: the caller runs every other one, and with no spin at all the region still ends.
+    @Test(arguments: [Duration.zero, .microseconds(100)])
+    func aStalledWorkerHoldsOnlyItsOwnPart(spin: Duration) {
+        let pool = WorkerPool(Threading(threads: 2, spin: spin))
+        let caller = pthread_self()
+        let byCaller = Atomic<Int>(0), ran = Atomic<Int>(0)
+        pool.run(parts: 2) { _ in }  // starts the worker
+        pool.run(parts: 16) { _ in
+            if pthread_equal(pthread_self(), caller) != 0 {
+                byCaller.add(1, ordering: .relaxed)
+            } else {
+                usleep(30_000)
+            }
+            ran.add(1, ordering: .relaxed)
         }
-        defer { stop.store(true, ordering: .relaxed) }
-        while started.load(ordering: .relaxed) < spinners { sched_yield() }
-        // Stay runnable for 200 ms beside them.
-        let end = Date().addingTimeInterval(0.2)
-        while Date() < end {}
-        let after = try #require(WorkerPool.runDelay())
-        #expect(after > before)
+        #expect(ran.load(ordering: .relaxed) == 16)
+        #expect(byCaller.load(ordering: .relaxed) >= 14)
+    }
+
+    /// No thread's CPU affinity changes unless pinning is asked for; with `workerCPUs`, each worker runs only
+    /// on its CPU and the caller keeps its own mask.
+    @Test(.enabled(if: (CPUAffinity.allowedCPUs()?.count ?? 0) >= 2, "needs Linux and two CPUs for this process"))
+    func workersArePinnedOnlyWhenAsked() throws {
+        let allowed = try #require(CPUAffinity.allowedCPUs())
+        let caller = pthread_self()
+        for pinned in [[Int](), [allowed[1]]] {
+            let pool = WorkerPool(Threading(threads: 2, workerCPUs: pinned))
+            let seen = Locked<[[Int]]>([])
+            let deadline = Date().addingTimeInterval(10)
+            while seen.withLock({ $0.isEmpty }) && Date() < deadline {
+                pool.run(parts: 64) { _ in
+                    guard pthread_equal(pthread_self(), caller) == 0 else {
+                        usleep(100)
+                        return
+                    }
+                    let mask = CPUAffinity.allowedCPUs() ?? []
+                    seen.withLock { $0.append(mask) }
+                }
+            }
+            let masks = seen.withLock { $0 }
+            #expect(!masks.isEmpty)
+            #expect(masks.allSatisfy { $0 == (pinned.isEmpty ? allowed : pinned) }, "\(pinned): \(masks)")
+            #expect(CPUAffinity.allowedCPUs() == allowed)
+        }
+    }
+
+    /// A nested region (a part that opens a region itself) runs on the same pool and completes.
+    @Test func nestedRegionsComplete() {
+        let pool = WorkerPool(Threading(threads: 3))
+        let hits = Locked([Int](repeating: 0, count: 16))
+        pool.withCurrent {
+            Parallel.forEach(4, threads: 3) { outer in
+                Parallel.forEach(4, threads: 3) { inner in hits.withLock { $0[outer * 4 + inner] += 1 } }
+            }
+        }
+        #expect(hits.withLock { $0 } == [Int](repeating: 1, count: 16))
     }
 }

@@ -92,11 +92,11 @@ struct ProcessResult {
     var stderr: String
 }
 
-/// Runs the built `yolo` binary with `arguments`.
-func runYOLO(_ arguments: [String], environment: [String: String] = [:]) throws -> ProcessResult {
+/// Runs the built `yolo` binary with `arguments` (through `prefix`, e.g. `taskset -c 0`, when given).
+func runYOLO(_ arguments: [String], environment: [String: String] = [:], prefix: [String] = []) throws -> ProcessResult {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: TestPaths.yoloBinary)
-    process.arguments = arguments
+    process.executableURL = URL(fileURLWithPath: prefix.first ?? TestPaths.yoloBinary)
+    process.arguments = prefix.isEmpty ? arguments : Array(prefix.dropFirst()) + [TestPaths.yoloBinary] + arguments
     if !environment.isEmpty {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     }

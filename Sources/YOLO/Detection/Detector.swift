@@ -5,7 +5,10 @@ import Synchronization
 ///
 /// Load once, then call `detect` from any number of threads: the model and the networks built from
 /// it are immutable, and each call borrows its own scratch memory (a `Workspace` and an input buffer)
-/// from a pool. The only process-wide state touched is OpenBLAS's thread count.
+/// from a pool. Each detector has its own worker threads (`Threading`), shared fairly by its concurrent
+/// calls; at most `Threading.maximumConcurrentPasses` passes run at once, so its scratch memory stays
+/// bounded however many threads call it. What it touches beyond its own threads is listed in the Threads
+/// article (docs/THREADS.md).
 ///
 /// ```swift
 /// let detector = try Detector(cfg: "yolov3-tiny.cfg", weights: "yolov3-tiny.weights", names: "coco.names")
@@ -18,11 +21,14 @@ public final class Detector: Sendable {
     public let model: Model
     /// How convolutions are computed (`.auto`: Winograd where it pays, built once per input size).
     public let algorithm: ConvolutionAlgorithm
-    /// Worker threads each `detect` call may use for its forward pass.
+    /// How this detector uses threads, as given (`threads` 0: the default count).
+    public let threading: Threading
+    /// Threads each `detect` call's forward pass uses, the caller's included (`threading.threads` resolved).
     public let threads: Int
-
-    /// The default `threads`: the number of cores this process may use.
-    public static let defaultThreads = Parallel.coreCount
+    /// The detector's worker threads, shared by its concurrent calls.
+    private let workers: WorkerPool
+    /// Admits at most `threading.maximumConcurrentPasses` calls to their forward pass at once.
+    private let gate: PassGate
 
     /// How many networks (one per input size) stay built; the least recently used goes first.
     /// Each holds its own packed weights (about 35 MB for yolov3-tiny with `.auto`), and its idle scratch
@@ -50,8 +56,8 @@ public final class Detector: Sendable {
     private final class Scratch: @unchecked Sendable {
         let workspace: Workspace
         let input: UnsafeMutablePointer<Float>
-        init(network: Network, threads: Int) {
-            workspace = Workspace(for: network, threads: threads, keeping: Set(network.headIndices))
+        init(network: Network, pool: WorkerPool) {
+            workspace = Workspace(for: network, pool: pool, keeping: Set(network.headIndices))
             input = .allocate(capacity: network.inputShape.count)
         }
         deinit { input.deallocate() }
@@ -62,11 +68,14 @@ public final class Detector: Sendable {
     /// - Parameter model: the loaded model (it needs at least one `[yolo]` head and 1- or 3-channel input).
     /// - Parameter algorithm: `.auto` (the default) for the fastest forward pass; `.im2col` skips the Winograd
     ///   filter transform at network build, which makes the first call cheaper (see `yolo detect`).
-    /// - Parameter threads: worker threads per call (default: the machine's cores).
+    /// - Parameter threading: threads per call, polling, pinning, concurrent passes (default: one thread per
+    ///   physical core this process may use, see `Threading`).
     /// - Parameter maximumCachedNetworks: input sizes whose networks stay built (default 4; at least 1). With
     ///   `.automatic` input sizes every new aspect ratio builds a network: this bounds the memory they hold.
-    public init(model: Model, algorithm: ConvolutionAlgorithm = .auto, threads: Int = Detector.defaultThreads,
+    /// - Throws: `YOLOError.invalidArgument` for a `threading` setting out of range (a negative thread count).
+    public init(model: Model, algorithm: ConvolutionAlgorithm = .auto, threading: Threading = Threading(),
                 maximumCachedNetworks: Int = 4) throws {
+        try threading.validate()
         guard !model.description.heads.isEmpty else {
             throw YOLOError.invalidConfig(path: model.description.path, line: 1, message: "the model has no [yolo] layer to detect with")
         }
@@ -77,8 +86,12 @@ public final class Detector: Sendable {
         }
         self.model = model
         self.algorithm = algorithm
-        self.threads = max(1, threads)
+        self.threading = threading
+        self.threads = max(1, threading.resolvedThreads)
+        self.workers = WorkerPool(threading)
+        self.gate = PassGate(limit: threading.resolvedConcurrentPasses)
         self.maximumCachedNetworks = max(1, maximumCachedNetworks)
+        BLAS.stopStartupThreads()
     }
 
     /// Drops every built network and all idle scratch memory; the next call builds what it needs again.
@@ -138,7 +151,10 @@ public final class Detector: Sendable {
             return network
         }
         if let cached { return cached }
-        let network = try Network(model: model, width: width, height: height, algorithm: algorithm, memoryBudget: memoryBudget)
+        let network = try workers.withCurrent {
+            try Network(model: model, width: width, height: height, algorithm: algorithm, memoryBudget: memoryBudget,
+                        threads: threads)
+        }
         var evicted: [Size] = []
         let result = networks.withLock { cache in
             cache.touch(key)
@@ -180,6 +196,8 @@ public final class Detector: Sendable {
         let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop,
                                  scaling: options.scaling ?? model.description.preferredScaling,
                                  networkWidth: size.width, networkHeight: size.height)
+        gate.enter()
+        defer { gate.leave() }
         let scratch = borrowScratch(for: network)
         defer { returnScratch(scratch, for: network) }
         Geometry.makeInput(image, plan: plan, channels: network.inputShape.channels, into: scratch.input)
@@ -275,7 +293,8 @@ public final class Detector: Sendable {
         // An automatic size depends on the image's aspect ratio: its budget is checked when its network is built.
         let automatic = if case .automatic = options.inputSize { true } else { false }
         if estimatingMemory, !automatic, networks.withLock({ $0.entries[Size(width: size.width, height: size.height)] }) == nil {
-            _ = try Network.checkMemory(model.description, width: size.width, height: size.height, budget: options.memoryBudget)
+            _ = try Network.checkMemory(model.description, width: size.width, height: size.height, budget: options.memoryBudget,
+                                        threads: threads)
         }
         _ = try Geometry.region(of: options.regionOfInterest, width: 1_000_000, height: 1_000_000)
         guard options.confidenceThreshold >= 0, options.confidenceThreshold < 1 else {
@@ -317,27 +336,82 @@ public final class Detector: Sendable {
         return result
     }
 
+    /// An idle scratch for `network`'s size, or a new one. Called inside the gate: with the ones in use, at most
+    /// `gate.limit` scratches exist, since an idle one of another size is dropped before a new one is made.
     private func borrowScratch(for network: Network) -> Scratch {
         let key = Size(width: network.inputShape.width, height: network.inputShape.height)
-        if let scratch = pool.withLock({ $0[key]?.popLast() }), scratch.workspace.isBuilt(for: network) {
-            return scratch
+        let reused: Scratch? = pool.withLock { pool in
+            if let scratch = pool[key]?.popLast() { return scratch }
+            let idle = pool.values.reduce(0) { $0 + $1.count }
+            if idle > 0 && idle + gate.running > gate.limit, let other = pool.first(where: { !$0.value.isEmpty })?.key {
+                pool[other]?.removeLast()
+            }
+            return nil
         }
-        return Scratch(network: network, threads: threads)
+        if let reused, reused.workspace.isBuilt(for: network) { return reused }
+        return Scratch(network: network, pool: workers)
     }
 
     /// Keeps `scratch` for the next call at its size, unless that size's network has been evicted meanwhile
-    /// (its memory is then simply freed), and at most one idle scratch per worker thread a call may use.
+    /// (its memory is then simply freed).
     private func returnScratch(_ scratch: Scratch, for network: Network) {
         let key = Size(width: network.inputShape.width, height: network.inputShape.height)
         let current = networks.withLock { $0.entries[key]?.identity == network.identity }
         guard current else { return }
         pool.withLock { pool in
-            if pool[key, default: []].count < Detector.idleScratchLimit { pool[key, default: []].append(scratch) }
+            if pool.values.reduce(0, { $0 + $1.count }) < gate.limit { pool[key, default: []].append(scratch) }
         }
     }
 
-    /// Idle scratch memories kept per input size: enough for this many concurrent calls to reuse theirs.
-    static let idleScratchLimit = 8
+    /// Bytes of one call's scratch memory at `width × height` (the workspace and the input), the unit of the
+    /// detector's memory cap: at most `threading.maximumConcurrentPasses` of them exist at once.
+    public func scratchBytes(width: Int, height: Int) throws -> Int {
+        let network = try network(width: width, height: height)
+        return (Workspace(for: network, pool: workers, keeping: Set(network.headIndices)).arenaCount
+                + network.inputShape.count) * MemoryLayout<Float>.stride
+    }
+}
+
+/// A counting gate: at most `limit` threads between `enter()` and `leave()`; the others wait in `enter()`.
+final class PassGate: @unchecked Sendable {
+    let limit: Int
+    private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let free = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private nonisolated(unsafe) var inside = 0
+
+    init(limit: Int) {
+        self.limit = max(1, limit)
+        pthread_mutex_init(lock, nil)
+        pthread_cond_init(free, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(free)
+        pthread_mutex_destroy(lock)
+        free.deallocate()
+        lock.deallocate()
+    }
+
+    /// Threads inside now.
+    var running: Int {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        return inside
+    }
+
+    func enter() {
+        pthread_mutex_lock(lock)
+        while inside >= limit { pthread_cond_wait(free, lock) }
+        inside += 1
+        pthread_mutex_unlock(lock)
+    }
+
+    func leave() {
+        pthread_mutex_lock(lock)
+        inside -= 1
+        pthread_cond_signal(free)
+        pthread_mutex_unlock(lock)
+    }
 }
 
 /// The stages of one `detect` call, for timing (`Detector.detect(_:options:timing:)`).

@@ -19,7 +19,7 @@ enum PNGWriter {
     /// The PNG file for `pixels` (`width × height` RGB triples, row by row), tagged sRGB.
     /// - Throws: `YOLOError.invalidArgument` when zlib fails (it should not: only out of memory).
     static func encode(_ pixels: UnsafeBufferPointer<UInt8>, width: Int, height: Int,
-                       threads: Int = Parallel.coreCount) throws -> Data {
+                       threads: Int = Threading.defaultThreadCount) throws -> Data {
         precondition(width > 0 && height > 0 && pixels.count == width * height * 3, "PNGWriter: pixel count")
         let rowLength = 1 + width * 3
         let rowsPerStrip = max(1, stripBytes / rowLength)

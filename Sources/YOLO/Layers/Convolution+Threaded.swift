@@ -12,9 +12,9 @@ extension Convolution {
         !isPointwise && filters * patchLength <= 65_536 && outputShape.height >= 2 * rowsPerBlock
     }
 
-    /// Scratch for the row-blocked path: one band per worker the machine has.
+    /// Scratch for the row-blocked path: one band per worker (`maxThreads`).
     var rowBlockedScratch: Int {
-        patchLength * rowsPerBlock * outputShape.width * Parallel.coreCount
+        patchLength * rowsPerBlock * outputShape.width * maxThreads
     }
 
     /// The output rows split into one contiguous, near-equal part per worker, each part into bands of
@@ -25,7 +25,7 @@ extension Convolution {
         let (outH, outW) = (outputShape.height, outputShape.width)
         let plane = outputShape.planeCount
         let band = rowsPerBlock
-        let workers = min(io.threads, Parallel.coreCount, (outH + band - 1) / band)
+        let workers = min(io.threads, maxThreads, (outH + band - 1) / band)
         let (input, output, scratch) = (io.input, io.output, io.scratch)
         Parallel.forWorkers(outH, threads: workers) { worker, part in
             let columns = scratch + worker * patchLength * band * outW
@@ -75,7 +75,7 @@ extension Convolution {
             columns = UnsafePointer(io.scratch)
         }
         let (output, scratch) = (io.output, io.scratch)
-        let workers = min(io.threads, Parallel.coreCount)
+        let workers = min(io.threads, maxThreads)
         let byColumns = plane >= filters
         Parallel.forRanges(workers, threads: workers) { parts in
             for worker in parts {

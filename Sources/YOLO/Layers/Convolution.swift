@@ -29,13 +29,16 @@ import Foundation
     let winograd: WinogradPlan?
     /// `weights` packed for `GEMM` (the GEMM path; nil with Winograd).
     public let packed: PackedMatrix?
+    /// The most threads a pass gives this layer: its scratch holds that many workers' parts.
+    public let maxThreads: Int
 
     /// - Parameter algorithm: how to compute; `.auto` chooses Winograd where it is faster and exact
     ///   enough (`preferredAlgorithm`), a Winograd choice that does not apply falls back to `.im2col`.
+    /// - Parameter threads: the most threads a pass will give the layer (`maxThreads`).
     /// - Precondition: weight and bias counts match the shapes (the loaders check this for user files).
     public init(input: Int, inputShape: Shape, filters: Int, size: Int, stride: Int, padding: Int,
                 activation: Activation, weights: FloatBuffer, biases: FloatBuffer,
-                algorithm: ConvolutionAlgorithm = .auto) {
+                algorithm: ConvolutionAlgorithm = .auto, threads: Int = Threading.defaultThreadCount) {
         precondition(size >= 1 && stride >= 1 && padding >= 0, "Convolution: bad geometry")
         precondition(weights.count == filters * inputShape.channels * size * size,
                      "Convolution: \(weights.count) weights for \(filters)x\(inputShape.channels)x\(size)x\(size)")
@@ -51,6 +54,8 @@ import Foundation
         self.activation = activation
         self.weights = weights
         self.biases = biases
+        let maxThreads = max(1, threads)
+        self.maxThreads = maxThreads
         let applies = size == 3 && stride == 1 && padding == 1
         var method = algorithm == .auto ? Convolution.preferredAlgorithm(input: inputShape, filters: filters, size: size,
                                                                           stride: stride, padding: padding) : algorithm
@@ -59,7 +64,7 @@ import Foundation
         self.winograd = method.winogradTile.map {
             WinogradPlan(m: $0, inChannels: inputShape.channels, filters: filters,
                          height: inputShape.height, width: inputShape.width, weights: weights,
-                         maxWorkers: Parallel.coreCount)
+                         maxWorkers: maxThreads)
         }
         self.packed = method.winogradTile == nil
             ? PackedMatrix(rowMajor: weights, rows: filters, columns: inputShape.channels * size * size) : nil
@@ -93,7 +98,7 @@ import Foundation
 
     public var scratchCount: Int {
         if let winograd { return winograd.scratchCount }
-        return columnsScratch + gemmScratch * Parallel.coreCount
+        return columnsScratch + gemmScratch * maxThreads
     }
 
     /// Scratch floats for the unfolded input (whole, or one band per worker when `rowBlocked`),

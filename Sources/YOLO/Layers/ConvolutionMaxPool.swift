@@ -22,7 +22,7 @@
     /// Inputs: the convolution's output (read when not fused), then the convolution's input.
     public var inputs: [Int] { pool.inputs + convolution.inputs }
     public var outputShape: Shape { pool.outputShape }
-    public var scratchCount: Int { direct.scratchPerWorker * Parallel.coreCount }
+    public var scratchCount: Int { direct.scratchPerWorker * convolution.maxThreads }
     public var algorithm: String { "direct 3x3 conv + max, fused" }
 
     /// A fused layer for `pool` reading `convolution` (layer `convolutionIndex`), or nil when the pair
@@ -64,7 +64,7 @@
         let output = io.output
         let (direct, pooled) = (self.direct, pool.outputShape)
         let bandPoolRows = direct.bandRows / 2
-        Parallel.forWorkers(pooled.height, threads: min(io.threads, Parallel.coreCount)) { worker, rows in
+        Parallel.forWorkers(pooled.height, threads: min(io.threads, convolution.maxThreads)) { worker, rows in
             let scratch = io.scratch + worker * direct.scratchPerWorker
             for start in Swift.stride(from: rows.lowerBound, to: rows.upperBound, by: bandPoolRows) {
                 let end = min(start + bandPoolRows, rows.upperBound)

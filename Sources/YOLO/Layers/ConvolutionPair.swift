@@ -21,7 +21,7 @@
     /// Inputs: the first convolution's output (read when not fused), then the first convolution's input.
     public var inputs: [Int] { second.inputs + first.inputs }
     public var outputShape: Shape { second.outputShape }
-    public var scratchCount: Int { max(second.scratchCount, perWorker * Parallel.coreCount) }
+    public var scratchCount: Int { max(second.scratchCount, perWorker * second.maxThreads) }
     public var algorithm: String { "im2col+gemm, layer \(firstIndex) made by bands" }
 
     /// Output rows of the second convolution per band: its own band height on the row-blocked path.
@@ -65,7 +65,7 @@
         }
         let (input, output, scratch) = (io.inputs[1], io.output, io.scratch)
         let height = second.outputShape.height
-        let workers = min(io.threads, Parallel.coreCount, (height + bandRows - 1) / bandRows)
+        let workers = min(io.threads, second.maxThreads, (height + bandRows - 1) / bandRows)
         Parallel.forWorkers(height, threads: workers) { worker, part in
             var window = Window(lower: 0, upper: 0)
             let base = scratch + worker * perWorker

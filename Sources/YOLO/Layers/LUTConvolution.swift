@@ -17,15 +17,19 @@ struct LUTConvolution: Layer {
     let biases: FloatBuffer
     /// Output channels expanded and multiplied together.
     let blockRows: Int
+    /// The most threads a pass gives this layer: its scratch holds that many workers' parts.
+    let maxThreads: Int
 
     /// Floats of expanded weights a block may hold: 262,144 (1 MB).
     static let blockFloats = 262_144
 
     /// - Parameter blockFloats: the most expanded weights held at once (default `LUTConvolution.blockFloats`);
     ///   a block always holds at least one output channel.
+    /// - Parameter threads: the most threads a pass will give the layer (`maxThreads`).
     /// - Precondition: the code and bias counts match the shapes (the model-file reader checks this).
     init(input: Int, inputShape: Shape, filters: Int, size: Int, stride: Int, padding: Int,
-                activation: Activation, weights: LUTWeights, biases: FloatBuffer, blockFloats: Int = LUTConvolution.blockFloats) {
+                activation: Activation, weights: LUTWeights, biases: FloatBuffer, blockFloats: Int = LUTConvolution.blockFloats,
+         threads: Int = Threading.defaultThreadCount) {
         let steps = ConvolutionSteps(inputShape: inputShape, filters: filters, size: size, stride: stride,
                                      padding: padding, activation: activation)
         precondition(weights.rows == filters && weights.rowLength == steps.patchLength,
@@ -35,13 +39,14 @@ struct LUTConvolution: Layer {
         self.steps = steps
         self.weights = weights
         self.biases = biases
+        self.maxThreads = max(1, threads)
         // Whole GEMM panels per block, so every block but the last fills its panels.
         let alignment = GEMM.rowAlignment
         self.blockRows = min(filters, max(alignment, blockFloats / steps.patchLength / alignment * alignment))
     }
 
     var outputShape: Shape { steps.outputShape }
-    var scratchCount: Int { lineRounded(steps.columnsCount) + workerScratch * Parallel.coreCount }
+    var scratchCount: Int { lineRounded(steps.columnsCount) + workerScratch * maxThreads }
     var algorithm: String { "\(weights.type) codes, " + (steps.isPointwise ? "1x1 gemm" : "im2col+gemm") }
 
     /// Floats of one packed weight block (`blockRows` rows, panel padding included).
@@ -58,7 +63,7 @@ struct LUTConvolution: Layer {
         let (k, plane) = (steps.patchLength, steps.outputShape.planeCount)
         let output = io.output
         let blocks = (weights.rows + blockRows - 1) / blockRows
-        Parallel.forWorkers(blocks, threads: min(io.threads, Parallel.coreCount)) { worker, range in
+        Parallel.forWorkers(blocks, threads: min(io.threads, maxThreads)) { worker, range in
             let block = scratch + worker * workerScratch
             let row = block + blockCount
             let gemmScratch = row + rowCount
@@ -84,13 +89,14 @@ extension LUTConvolution {
     ///
     /// - Throws: `YOLOError.invalidConfig` when the codes do not fit the layer's shapes.
     init(model: Model, layer index: Int, spec s: ConvolutionSpec, geometry g: LayerGeometry,
-         parameters: QuantizedConvolution) throws {
+         parameters: QuantizedConvolution, threads: Int) throws {
         let patch = g.inputShapes[0].channels * s.size * s.size
         guard parameters.weights.rows == s.filters, parameters.weights.rowLength == patch else {
             throw YOLOError.invalidConfig(path: model.description.path, line: s.line,
                 message: "layer \(index) [convolutional]: expects \(s.filters)x\(patch) weights, the model holds \(parameters.weights.rows)x\(parameters.weights.rowLength) codes")
         }
         self.init(input: g.inputs[0], inputShape: g.inputShapes[0], filters: s.filters, size: s.size, stride: s.stride,
-                  padding: s.padding, activation: s.activation, weights: parameters.weights, biases: parameters.biases)
+                  padding: s.padding, activation: s.activation, weights: parameters.weights, biases: parameters.biases,
+                  threads: threads)
     }
 }

@@ -77,7 +77,7 @@ struct TensorLayout {
     static func inflate(_ pending: [PendingInflation]) throws {
         let order = pending.indices.sorted { pending[$0].target.count > pending[$1].target.count }
         var problems = [String?](repeating: nil, count: pending.count)
-        let workers = min(Parallel.coreCount, pending.count)
+        let workers = min(Threading.defaultThreadCount, pending.count)
         problems.withUnsafeMutableBufferPointer { problems in
             let results = UncheckedSendable(problems)
             Parallel.forRanges(workers, threads: workers) { parts in

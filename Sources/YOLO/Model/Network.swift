@@ -9,6 +9,8 @@
     /// Indices of the YOLO heads.
     public let headIndices: [Int]
     public let model: Model
+    /// The most threads a pass over this network may use: the layers' scratch and plans are made for it.
+    public let maxThreads: Int
     /// Distinguishes networks so a `Workspace` can check it was made for this one.
     let identity = UInt64.random(in: 1...UInt64.max)
 
@@ -18,23 +20,27 @@
     /// `Convolution.preferredAlgorithm`); `.im2col` gives the plain reference path.
     ///
     /// `memoryBudget` bounds the working memory one workspace for this size needs (estimated before
-    /// anything is built: `estimatedWorkspaceBytes`).
+    /// anything is built: `estimatedWorkspaceBytes`). `threads` is the most threads a pass may use
+    /// (`maxThreads`; a workspace asking for more gets this many).
     ///
     /// - Throws: `YOLOError.invalidConfig` when the layers' shapes do not fit at that size,
     ///   `.invalidArgument` for a size outside 1...8192 or one that needs more memory than `memoryBudget`.
     public init(model: Model, width: Int? = nil, height: Int? = nil, algorithm: ConvolutionAlgorithm = .auto,
-                memoryBudget: Int = MemoryBudget.defaultBytes) throws {
+                memoryBudget: Int = MemoryBudget.defaultBytes, threads: Int = Threading.defaultThreadCount) throws {
         let description = model.description
+        let threads = max(1, threads)
         let width = width ?? description.inputShape.width
         let height = height ?? description.inputShape.height
-        let geometry = try Network.checkMemory(description, width: width, height: height, budget: memoryBudget)
+        let geometry = try Network.checkMemory(description, width: width, height: height, budget: memoryBudget,
+                                               threads: threads)
         var layers: [any Layer] = []
         for (index, spec) in description.layers.enumerated() {
             let g = geometry[index]
             switch spec {
             case .convolution(let s):
                 if let quantized = model.quantizedConvolutions[index] {
-                    layers.append(try LUTConvolution(model: model, layer: index, spec: s, geometry: g, parameters: quantized))
+                    layers.append(try LUTConvolution(model: model, layer: index, spec: s, geometry: g, parameters: quantized,
+                                                     threads: threads))
                     continue
                 }
                 guard let parameters = model.convolutions[index] else {
@@ -48,7 +54,7 @@
                 layers.append(Convolution(input: g.inputs[0], inputShape: g.inputShapes[0], filters: s.filters, size: s.size,
                                           stride: s.stride, padding: s.padding, activation: s.activation,
                                           weights: parameters.weights, biases: parameters.biases,
-                                          algorithm: algorithm))
+                                          algorithm: algorithm, threads: threads))
             case .maxPool(let s):
                 layers.append(MaxPool(input: g.inputs[0], inputShape: g.inputShapes[0], size: s.size, stride: s.stride, padding: s.padding))
             case .upsample(let s):
@@ -67,6 +73,7 @@
         self.layers = layers
         self.headIndices = description.heads.map(\.index)
         self.model = model
+        self.maxThreads = threads
     }
 
     /// The shapes of `description` at `width × height`, after checking that the size is within the limits
@@ -75,13 +82,14 @@
     /// - Throws: `YOLOError.invalidArgument` for a size outside 1...8192 or over budget,
     ///   `.invalidConfig` when the layers' shapes do not fit at that size.
     @discardableResult
-    public static func checkMemory(_ description: ModelDescription, width: Int, height: Int, budget: Int) throws -> [LayerGeometry] {
+    public static func checkMemory(_ description: ModelDescription, width: Int, height: Int, budget: Int,
+                                   threads: Int = Threading.defaultThreadCount) throws -> [LayerGeometry] {
         let side = 1...ModelLimits.standard.maximumSide
         guard side.contains(width), side.contains(height) else {
             throw YOLOError.invalidArgument("network input size \(width)x\(height) is outside 1...\(side.upperBound) per side")
         }
         let geometry = try description.geometry(width: width, height: height)
-        let needed = estimatedWorkspaceBytes(description: description, geometry: geometry)
+        let needed = estimatedWorkspaceBytes(description: description, geometry: geometry, threads: threads)
         guard needed <= budget else {
             throw YOLOError.invalidArgument(
                 "\(description.path): the \(width)x\(height) input needs about \(MemoryBudget.format(needed)) of working memory, "
@@ -94,8 +102,10 @@
     /// Bytes one workspace keeping only the heads needs at the sizes in `geometry`: the layer outputs,
     /// shared where their lifetimes allow (as `Workspace` places them), plus the largest unfolded
     /// (im2col) convolution input, which bounds the scratch of every convolution algorithm here, and each
-    /// worker's GEMM panels. An estimate made before any layer is built, so an absurd size fails before it allocates.
-    public static func estimatedWorkspaceBytes(description: ModelDescription, geometry: [LayerGeometry]) -> Int {
+    /// worker's GEMM panels (`threads` workers). An estimate made before any layer is built, so an absurd size
+    /// fails before it allocates.
+    public static func estimatedWorkspaceBytes(description: ModelDescription, geometry: [LayerGeometry],
+                                               threads: Int = Threading.defaultThreadCount) -> Int {
         let heads = Set(description.heads.map(\.index))
         let (_, outputs) = Workspace.place(counts: geometry.map(\.outputShape.count), inputs: geometry.map(\.inputs), keeping: heads)
         var scratch = 0
@@ -103,7 +113,7 @@
             guard case .convolution(let s) = spec else { continue }
             scratch = max(scratch, g.inputShapes[0].channels * s.size * s.size * g.outputShape.planeCount)
         }
-        return (outputs + scratch + 16 + GEMM.scratchCount * Parallel.coreCount) * MemoryLayout<Float>.stride
+        return (outputs + scratch + 16 + GEMM.scratchCount * max(1, threads)) * MemoryLayout<Float>.stride
     }
 
     /// Replaces each max-pool that can compute the convolution before it (`ConvolutionMaxPool`), and each
@@ -133,19 +143,24 @@
     /// The YOLO head layers, in order.
     public var heads: [YOLOHead] { headIndices.map { layers[$0] as! YOLOHead } }
 
-    /// Runs every layer on `input` (`inputShape.count` floats, CHW). Results stay in `workspace`;
-    /// read them with `workspace.output(of:)`. Allocates nothing. Subnormal values are flushed to zero
-    /// while it runs (`DenormalMode`).
+    /// Runs every layer on `input` (`inputShape.count` floats, CHW) on the workspace's threads. Results stay
+    /// in `workspace`; read them with `workspace.output(of:)`. Allocates nothing. Subnormal values are flushed
+    /// to zero while it runs (`DenormalMode`).
     public func forward(_ input: UnsafePointer<Float>, workspace: Workspace) {
+        forward(input, workspace: workspace, afterLayer: { _ in })
+    }
+
+    /// The forward pass: `forward(_:workspace:)`, and `forwardTimed` with `afterLayer` called after each layer
+    /// (skipped layers included) on the calling thread.
+    func forward(_ input: UnsafePointer<Float>, workspace: Workspace, afterLayer: (Int) -> Void) {
         precondition(workspace.isBuilt(for: self), "Network.forward: workspace was made for another network")
         workspace.setInput(input)
-        DenormalMode.withFlushedDenormals {
-            for index in layers.indices where !workspace.skips(index) {
-                var io = workspace.io(for: index)
-                // A layer whose parts the caller would run alone (the workers asleep) is planned for one
-                // thread: splitting it for two costs time even when one thread runs both parts.
-                if io.threads > 1 && !WorkerPool.shared.workersAwake() { io.threads = 1 }
-                layers[index].forward(io)
+        workspace.pool.withPass {
+            DenormalMode.withFlushedDenormals {
+                for index in layers.indices {
+                    if !workspace.skips(index) { layers[index].forward(workspace.io(for: index)) }
+                    afterLayer(index)
+                }
             }
         }
     }

@@ -25,21 +25,29 @@ import Foundation
     private let skipped: [Bool]
     /// Layers that compute a skipped layer themselves (`LayerIO.fused`).
     private let fusing: [Bool]
-    /// Worker threads each layer may use during `Network.forward` (at least 1).
-    public var threads: Int {
-        didSet { threads = max(1, threads) }
-    }
+    /// Threads a pass may use (at least 1, at most the network's `maxThreads` and the pool's `threads`).
+    public let threads: Int
+    /// Threads each layer gets: `threads`, fewer for a layer with too little work to share (under
+    /// `flopsPerThread` operations and `outputsPerThread` output values per thread).
+    private let layerThreads: [Int]
+    /// The threads the pass runs on.
+    public let pool: WorkerPool
 
-    /// Allocates memory for every layer of `network`.
+    /// Allocates memory for every layer of `network`, to run on `pool`'s threads (shared, e.g. by every
+    /// workspace of a `Detector`).
     ///
-    /// - Parameter threads: worker threads per layer; default: the machine's active processor count.
-    ///   The engine does its own threading, so this sets OpenBLAS (process-wide) to one thread.
     /// - Parameter keeping: the layers whose outputs must stay readable after a pass (`output(of:)`).
     ///   `nil` (the default) keeps every layer's output. With a set (e.g. the heads), layers whose outputs
     ///   are no longer needed share memory, which makes the workspace much smaller.
-    public init(for network: Network, threads: Int = Parallel.coreCount, keeping: Set<Int>? = nil) {
-        self.threads = max(1, threads)
-        if BLAS.threads != 1 { BLAS.threads = 1 }
+    public init(for network: Network, pool: WorkerPool, keeping: Set<Int>? = nil) {
+        self.pool = pool
+        let threads = max(1, min(pool.threads, network.maxThreads))
+        self.threads = threads
+        layerThreads = zip(network.layerFlops, network.layers).map { flops, layer in
+            let work = max(Int(flops / Workspace.flopsPerThread), layer.outputShape.count / Workspace.outputsPerThread)
+            return min(threads, max(1, work))
+        }
+        if !KernelFamily.active.hasOwnKernel { BLAS.keepSingleThreaded() }
         var skipped = [Bool](repeating: false, count: network.layers.count)
         var fusing = skipped
         if let keeping {
@@ -82,6 +90,19 @@ import Foundation
         }
     }
 
+    /// A workspace with a pool of its own for `threads` threads (0: the network's `maxThreads`; the pool's
+    /// other settings are `Threading`'s defaults).
+    public convenience init(for network: Network, threads: Int = 0, keeping: Set<Int>? = nil) {
+        let count = threads <= 0 ? network.maxThreads : min(threads, network.maxThreads)
+        self.init(for: network, pool: WorkerPool(Threading(threads: count)), keeping: keeping)
+    }
+
+    /// Floating-point operations a layer must have per thread it is given (2 M: about 20–40 µs of one core's
+    /// work, where a parallel region costs a few microseconds), unless it writes `outputsPerThread` values per
+    /// thread (128 KB: max-pools, upsamples and routes move memory rather than compute).
+    public static let flopsPerThread = 2e6
+    public static let outputsPerThread = 32_768
+
     deinit {
         arena.deallocate()
         pointerTable.deallocate()
@@ -103,7 +124,7 @@ import Foundation
 
     func io(for layer: Int) -> LayerIO {
         LayerIO(inputs: UnsafeBufferPointer(start: pointerTable + tableStarts[layer], count: inputIndices[layer].count),
-                output: arena + offsets[layer], scratch: scratch, threads: threads, fused: fusing[layer])
+                output: arena + offsets[layer], scratch: scratch, threads: threads > 1 ? min(layerThreads[layer], pool.availableThreads) : 1, fused: fusing[layer])
     }
 
     /// True when the forward pass does not run `layer`: a later layer computes it, fused, and its

@@ -8,17 +8,12 @@ extension Network {
     /// - Precondition: `seconds.count == layers.count`.
     public func forwardTimed(_ input: UnsafePointer<Float>, workspace: Workspace,
                              seconds: UnsafeMutableBufferPointer<Double>) {
-        precondition(workspace.isBuilt(for: self), "Network.forwardTimed: workspace was made for another network")
         precondition(seconds.count == layers.count, "Network.forwardTimed: need one slot per layer")
-        workspace.setInput(input)
         var last = DispatchTime.now().uptimeNanoseconds
-        DenormalMode.withFlushedDenormals {
-            for index in layers.indices {
-                if !workspace.skips(index) { layers[index].forward(workspace.io(for: index)) }
-                let now = DispatchTime.now().uptimeNanoseconds
-                seconds[index] = Double(now - last) * 1e-9
-                last = now
-            }
+        forward(input, workspace: workspace) { index in
+            let now = DispatchTime.now().uptimeNanoseconds
+            seconds[index] = Double(now - last) * 1e-9
+            last = now
         }
     }
 

@@ -60,7 +60,23 @@ import Glibc
         _ = unsafeBitCast(symbol, to: Shutdown.self)()
     }
 
-    /// OpenBLAS's worker-thread count. Process-wide: the one piece of shared mutable state.
+    /// Ends OpenBLAS's start-up threads once per process (`stopWorkerThreads`); later calls do nothing.
+    /// `Detector` calls it: the engine never asks OpenBLAS for threads, and they would only wait beside ours.
+    public static func stopStartupThreads() { _ = stoppedStartupThreads }
+
+    private static let stoppedStartupThreads: Bool = {
+        stopWorkerThreads()
+        return true
+    }()
+
+    /// Sets OpenBLAS to one thread unless it is already (process-wide). For the portable family, whose
+    /// products call `sgemm` inside the engine's own parallel parts: with more, each part would start
+    /// OpenBLAS's threads on top of ours.
+    public static func keepSingleThreaded() {
+        if threads != 1 { threads = 1 }
+    }
+
+    /// OpenBLAS's worker-thread count. Process-wide.
     public static var threads: Int {
         get { Int(openblas_get_num_threads()) }
         set { openblas_set_num_threads(Int32(max(1, newValue))) }

@@ -1,15 +1,11 @@
-import Dispatch
 import Foundation
 
-/// A small parallel-for over a persistent `WorkerPool` that honours an explicit thread count.
+/// A small parallel-for over the calling thread's `WorkerPool` that honours an explicit thread count.
 ///
 /// The engine does its own threading: layers split their work with `Parallel` and call OpenBLAS
-/// single-threaded inside each part (see `Workspace.threads`). With one thread the body runs inline,
-/// with no dispatch overhead.
+/// single-threaded inside each part (see `Workspace`). Loops run on the pool `Network.forward` made current
+/// (the workspace's), else on the shared pool (`WorkerPool.shared`). With one thread the body runs inline.
 @_spi(Engine) public enum Parallel {
-    /// The machine's active processor count, read once (`ProcessInfo` reads /proc on every call).
-    public static let coreCount = ProcessInfo.processInfo.activeProcessorCount
-
     /// Calls `body(range)` for `threads` contiguous, near-equal parts of `0..<count`, one part per
     /// worker, and returns when all are done. Parts are empty-free: fewer workers run when
     /// `count < threads`. `body` must only write memory no other part touches.
@@ -26,7 +22,7 @@ import Foundation
             return
         }
         // Each worker gets a disjoint part; the caller promises the parts touch disjoint memory.
-        WorkerPool.shared.run(parts: workers) { worker in
+        WorkerPool.currentCore.run(parts: workers) { worker in
             body(worker, part(worker, of: workers, count: count))
         }
     }

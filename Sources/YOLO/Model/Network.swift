@@ -11,13 +11,16 @@
     public let model: Model
     /// The most threads a pass over this network may use: the layers' scratch and plans are made for it.
     public let maxThreads: Int
+    /// How every layer runs (`ConvolutionPlanner`).
+    public let plan: NetworkPlan
     /// Distinguishes networks so a `Workspace` can check it was made for this one.
     let identity = UInt64.random(in: 1...UInt64.max)
 
     /// Builds `model` for a `width × height` input (default: the cfg's own size).
     ///
-    /// `algorithm` is passed to every convolution (`.auto`: Winograd where it applies, see
-    /// `Convolution.preferredAlgorithm`); `.im2col` gives the plain reference path.
+    /// Each layer runs as the network's `plan` says (`NetworkPlan`, made by `ConvolutionPlanner` from the
+    /// description, `algorithm`, `threads`, the weights' storage and the active kernel family). `algorithm`
+    /// `.auto` lets the planner choose per layer; `.im2col` gives the plain reference path.
     ///
     /// `memoryBudget` bounds the working memory one workspace for this size needs (estimated before
     /// anything is built: `estimatedWorkspaceBytes`). `threads` is the most threads a pass may use
@@ -33,12 +36,14 @@
         let height = height ?? description.inputShape.height
         let geometry = try Network.checkMemory(description, width: width, height: height, budget: memoryBudget,
                                                threads: threads)
+        let plan = NetworkPlan(description: description, geometry: geometry, lutCodes: Set(model.quantizedConvolutions.keys),
+                               algorithm: algorithm, threads: threads)
         var layers: [any Layer] = []
         for (index, spec) in description.layers.enumerated() {
             let g = geometry[index]
             switch spec {
             case .convolution(let s):
-                if let quantized = model.quantizedConvolutions[index] {
+                if case .lutCodes = plan.convolutions[index]!.weights, let quantized = model.quantizedConvolutions[index] {
                     layers.append(try LUTConvolution(model: model, layer: index, spec: s, geometry: g, parameters: quantized,
                                                      threads: threads))
                     continue
@@ -51,12 +56,21 @@
                     throw YOLOError.invalidConfig(path: description.path, line: s.line,
                         message: "layer \(index) [convolutional]: expects \(g.inputShapes[0].channels) input channels (\(expected) weights), the model holds \(parameters.weights.count)")
                 }
-                layers.append(Convolution(input: g.inputs[0], inputShape: g.inputShapes[0], filters: s.filters, size: s.size,
-                                          stride: s.stride, padding: s.padding, activation: s.activation,
-                                          weights: parameters.weights, biases: parameters.biases,
-                                          algorithm: algorithm, threads: threads))
+                let convolution = Convolution(input: g.inputs[0], inputShape: g.inputShapes[0], filters: s.filters, size: s.size,
+                                              stride: s.stride, padding: s.padding, activation: s.activation,
+                                              weights: parameters.weights, biases: parameters.biases, plan: plan.convolutions[index]!)
+                if index > 0, plan.convolutions[index - 1]?.fusion == .nextConvolution, let first = layers[index - 1] as? Convolution {
+                    layers.append(ConvolutionPair(unchecked: first, firstIndex: index - 1, second: convolution))
+                } else {
+                    layers.append(convolution)
+                }
             case .maxPool(let s):
-                layers.append(MaxPool(input: g.inputs[0], inputShape: g.inputShapes[0], size: s.size, stride: s.stride, padding: s.padding))
+                let pool = MaxPool(input: g.inputs[0], inputShape: g.inputShapes[0], size: s.size, stride: s.stride, padding: s.padding)
+                if index > 0, case .maxPool(let rows)? = plan.convolutions[index - 1]?.fusion, let convolution = layers[index - 1] as? Convolution {
+                    layers.append(ConvolutionMaxPool(unchecked: pool, convolution: convolution, convolutionIndex: index - 1, bandRows: rows))
+                } else {
+                    layers.append(pool)
+                }
             case .upsample(let s):
                 layers.append(Upsample(input: g.inputs[0], inputShape: g.inputShapes[0], stride: s.stride, scale: s.scale))
             case .route(let s):
@@ -68,12 +82,12 @@
                                        classes: s.classes, scaleXY: s.scaleXY, newCoords: s.newCoords))
             }
         }
-        if algorithm == .auto { Network.fuse(&layers, heads: Set(description.heads.map(\.index))) }
         self.inputShape = Shape(channels: description.inputShape.channels, height: height, width: width)
         self.layers = layers
         self.headIndices = description.heads.map(\.index)
         self.model = model
         self.maxThreads = threads
+        self.plan = plan
     }
 
     /// The shapes of `description` at `width × height`, after checking that the size is within the limits
@@ -114,24 +128,6 @@
             scratch = max(scratch, g.inputShapes[0].channels * s.size * s.size * g.outputShape.planeCount)
         }
         return (outputs + scratch + 16 + GEMM.scratchCount * max(1, threads)) * MemoryLayout<Float>.stride
-    }
-
-    /// Replaces each max-pool that can compute the convolution before it (`ConvolutionMaxPool`), and each
-    /// convolution that can compute the convolution before it band by band (`ConvolutionPair`), by the fused
-    /// layer, when that convolution's output has no other reader and is not a head.
-    static func fuse(_ layers: inout [any Layer], heads: Set<Int>) {
-        for index in layers.indices.dropFirst() {
-            guard let convolution = layers[index - 1] as? Convolution, !heads.contains(index - 1),
-                  !layers.indices.contains(where: { $0 != index && layers[$0].inputs.contains(index - 1) })
-            else { continue }
-            if let pool = layers[index] as? MaxPool,
-               let fused = ConvolutionMaxPool(pool: pool, convolution: convolution, convolutionIndex: index - 1) {
-                layers[index] = fused
-            } else if let second = layers[index] as? Convolution,
-                      let fused = ConvolutionPair(first: convolution, firstIndex: index - 1, second: second) {
-                layers[index] = fused
-            }
-        }
     }
 
     /// The convolution layer `index` computes, also when it stands fused in a `ConvolutionPair` (the pair's

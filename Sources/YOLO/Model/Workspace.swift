@@ -27,8 +27,8 @@ import Foundation
     private let fusing: [Bool]
     /// Threads a pass may use (at least 1, at most the network's `maxThreads` and the pool's `threads`).
     public let threads: Int
-    /// Threads each layer gets: `threads`, fewer for a layer with too little work to share (under
-    /// `flopsPerThread` operations and `outputsPerThread` output values per thread).
+    /// Threads each layer gets: `threads`, fewer for a layer with too little work to share (the network
+    /// plan's `threadCaps`).
     private let layerThreads: [Int]
     /// The threads the pass runs on.
     public let pool: WorkerPool
@@ -43,10 +43,7 @@ import Foundation
         self.pool = pool
         let threads = max(1, min(pool.threads, network.maxThreads))
         self.threads = threads
-        layerThreads = zip(network.layerFlops, network.layers).map { flops, layer in
-            let work = max(Int(flops / Workspace.flopsPerThread), layer.outputShape.count / Workspace.outputsPerThread)
-            return min(threads, max(1, work))
-        }
+        layerThreads = network.plan.threadCaps.map { min(threads, $0) }
         if !KernelFamily.active.hasOwnKernel { BLAS.keepSingleThreaded() }
         var skipped = [Bool](repeating: false, count: network.layers.count)
         var fusing = skipped
@@ -96,12 +93,6 @@ import Foundation
         let count = threads <= 0 ? network.maxThreads : min(threads, network.maxThreads)
         self.init(for: network, pool: WorkerPool(Threading(threads: count)), keeping: keeping)
     }
-
-    /// Floating-point operations a layer must have per thread it is given (2 M: about 20–40 µs of one core's
-    /// work, where a parallel region costs a few microseconds), unless it writes `outputsPerThread` values per
-    /// thread (128 KB: max-pools, upsamples and routes move memory rather than compute).
-    public static let flopsPerThread = 2e6
-    public static let outputsPerThread = 32_768
 
     deinit {
         arena.deallocate()

@@ -105,7 +105,7 @@ struct Serve: ParsableCommand, KernelSelecting {
         let host = configuration.host
         // From here SIGTERM/SIGINT drain the server, which then exits 0 (it writes no files); before, while
         // the model loads, they end the process at once as for every command.
-        FileIO.stopRemovingTemporariesOnSignals()
+        SignalCleanup.stop()
         do {
             try blockingAwait {
                 try await server.run { port in

@@ -180,22 +180,20 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
 
     /// The family the engine runs, chosen once per process: the one `select(_:)` chose, else
     /// `YOLO_KERNEL` from the environment (`avx512`, `avx2`, `portable`, `auto`), else the best this
-    /// CPU supports. An unusable `YOLO_KERNEL` stops the process with a one-line message (exit 1): a
-    /// wrong kernel must not run silently. Programs that want to handle that as an error call
-    /// `select(_:)` first.
+    /// CPU supports. An unusable `YOLO_KERNEL` is not obeyed: the best family runs and `reason` says why
+    /// the request was set aside. Programs that want it as an error call `select(_:source:)` first (the
+    /// `yolo` command does, and stops with a one-line message).
     public static var active: KernelFamily {
         let index = chosen.load(ordering: .acquiring)
         if index >= 0 { return all[index] }
         let request = ProcessInfo.processInfo.environment["YOLO_KERNEL"]
-        let family: KernelFamily
         do {
-            family = try resolve(request)
+            let family = try resolve(request)
+            let why = request.map { $0.isEmpty || $0 == "auto" ? bestReason() : "YOLO_KERNEL=\($0)" }
+            return adopt(family, reason: why ?? bestReason())
         } catch {
-            FileHandle.standardError.write(Data("yolo: \(error)\n".utf8))
-            exit(1)
+            return adopt(best(for: .current), reason: "\(bestReason()); \(error) (set aside)")
         }
-        let why = request.map { $0.isEmpty || $0 == "auto" ? bestReason() : "YOLO_KERNEL=\($0)" }
-        return adopt(family, reason: why ?? bestReason())
     }
 
     /// Why the active family was chosen, for `yolo bench` and `yolo info`.

@@ -107,8 +107,7 @@
         guard needed <= budget else {
             throw YOLOError.invalidArgument(
                 "\(description.path): the \(width)x\(height) input needs about \(MemoryBudget.format(needed)) of working memory, "
-                + "more than the budget of \(MemoryBudget.format(budget)) (use a smaller input size, or raise the budget: "
-                + "--memory-budget, DetectionOptions.memoryBudget)")
+                + "more than the budget of \(MemoryBudget.format(budget)) (use a smaller input size, or raise the memory budget)")
         }
         return geometry
     }

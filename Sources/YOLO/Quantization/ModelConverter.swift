@@ -129,7 +129,7 @@ public enum ModelConverter {
                 for head in description.heads.map(\.index) where convolutions.contains(head - 1) { chosen.insert(head - 1) }
             case .layer(let index):
                 guard convolutions.contains(index) else {
-                    throw YOLOError.invalidArgument("--keep-float \(index): layer \(index) is not a convolution (convolutions: \(convolutions.map(String.init).joined(separator: ",")))")
+                    throw YOLOError.invalidArgument("keep float \(index): layer \(index) is not a convolution (convolutions: \(convolutions.map(String.init).joined(separator: ",")))")
                 }
                 chosen.insert(index)
             }
@@ -157,7 +157,7 @@ public enum ModelConverter {
                                          refinement: LUTRefinement(maxRounds: settings.refineRounds))
             let parameters = model.convolutions[index]!
             guard parameters.weights.buffer.allSatisfy(\.isFinite) else {
-                throw YOLOError.invalidArgument("layer \(index) holds a non-finite weight; it cannot be quantized (keep it float with --keep-float \(index))")
+                throw YOLOError.invalidArgument("layer \(index) holds a non-finite weight; it cannot be quantized (keep it float: ConversionSettings.keepFloat, yolo convert --keep-float \(index))")
             }
             let start = ContinuousClock.now
             let rows = parameters.biases.count

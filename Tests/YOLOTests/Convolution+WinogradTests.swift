@@ -52,6 +52,23 @@ import Testing
         }
     }
 
+    /// Sixteen threads cut each Winograd product along the filters (`ConvolutionPlanner.productParts`); every
+    /// output value equals the one-thread result bit for bit (each filter's sums are the same in any part).
+    @Test(arguments: [ConvolutionAlgorithm.winograd2, .winograd4])
+    func manyThreadsSplitProductsWithoutChangingResults(algorithm: ConvolutionAlgorithm) {
+        for (c, h, w, k) in [(64, 13, 13, 128), (32, 52, 52, 64), (64, 26, 26, 256), (40, 36, 36, 32)] {
+            let shape = Shape(channels: c, height: h, width: w)
+            let input = LayerTestSupport.values(shape.count, seed: 5)
+            let layer = Convolution(input: -1, inputShape: shape, filters: k, size: 3, stride: 1, padding: 1, activation: .leaky,
+                                    weights: FloatBuffer(LayerTestSupport.values(k * c * 9, seed: 6)),
+                                    biases: FloatBuffer(LayerTestSupport.values(k, seed: 7)), algorithm: algorithm, threads: 16)
+            #expect(ConvolutionPlanner.productParts(products: (layer.winograd!.transform.alpha * layer.winograd!.transform.alpha),
+                                                    filters: k, alignment: 1, threads: 16) > 1)
+            #expect(LayerTestSupport.run(layer, input: input, threads: 16) == LayerTestSupport.run(layer, input: input, threads: 1),
+                    "\(algorithm) \(c)x\(h)x\(w)→\(k) (\(layer.plan))")
+        }
+    }
+
     @Test(arguments: Activation.allCases, [13, 52])
     func fusesEveryActivation(activation: Activation, width: Int) {
         let error = Self.check(.winograd4, channels: 9, height: 13, width: width, filters: 10, threads: 2, activation: activation)

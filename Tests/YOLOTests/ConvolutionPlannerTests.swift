@@ -80,6 +80,14 @@ import Testing
         #expect(!ConvolutionPlanner.fusesIntoNext(p1, lut, secondLayer: second, firstOutputHeight: first.output.height))
     }
 
+    @Test func winogradProductsAreCutOnlyWhenThreadsOutnumberThem() {
+        #expect(ConvolutionPlanner.productParts(products: 36, filters: 256, alignment: 6, threads: 2) == 1)
+        #expect(ConvolutionPlanner.productParts(products: 36, filters: 256, alignment: 6, threads: 8) == 1)
+        #expect(ConvolutionPlanner.productParts(products: 36, filters: 256, alignment: 6, threads: 16) == 2)
+        #expect(ConvolutionPlanner.productParts(products: 16, filters: 256, alignment: 6, threads: 16) == 4)
+        #expect(ConvolutionPlanner.productParts(products: 16, filters: 8, alignment: 6, threads: 16) == 1)  // one panel
+    }
+
     @Test func threadsFollowTheWork() {
         #expect(ConvolutionPlanner.threadCap(flops: 1e9, outputs: 10, threads: 16) == 16)
         #expect(ConvolutionPlanner.threadCap(flops: 3e6, outputs: 10, threads: 16) == 1)

@@ -73,8 +73,12 @@ extension Convolution {
             }
         }
         let tiles = rows * plan.tilesX
-        Parallel.forEach(alpha2, threads: threads) { xi in
-            GEMM.multiply(plan.u!, matrix: xi, rows: 0..<filters, b: v + xi * plan.vPlaneStride, ldb: blockTiles,
+        let parts = ConvolutionPlanner.productParts(products: alpha2, filters: filters, alignment: GEMM.rowAlignment,
+                                                    threads: threads)
+        Parallel.forEach(alpha2 * parts, threads: threads) { unit in
+            let (xi, part) = unit.quotientAndRemainder(dividingBy: parts)
+            let rows = Parallel.alignedPart(part, of: parts, count: filters, alignment: GEMM.rowAlignment)
+            GEMM.multiply(plan.u!, matrix: xi, rows: rows, b: v + xi * plan.vPlaneStride, ldb: blockTiles,
                           n: tiles, c: mm + xi * plan.mPlaneStride, ldc: blockTiles, padded: true, scratch: nil)
         }
         let output = io.output

@@ -7,11 +7,11 @@ import Synchronization
 /// it are immutable, and each call borrows its own scratch memory (a `Workspace` and an input buffer)
 /// from a pool. Each detector has its own worker threads (`Threading`), shared fairly by its concurrent
 /// calls; at most `Threading.maximumConcurrentPasses` passes run at once, so its scratch memory stays
-/// bounded however many threads call it. What it touches beyond its own threads is listed in the Threads
-/// article (docs/THREADS.md).
+/// bounded however many threads call it. What it touches beyond its own threads is listed in
+/// docs/THREADS.md.
 ///
 /// ```swift
-/// let detector = try Detector(cfg: "yolov3-tiny.cfg", weights: "yolov3-tiny.weights", names: "coco.names")
+/// let detector = try Detector(cfg: "yolov4-tiny.cfg", weights: "yolov4-tiny.weights", names: "coco.names")
 /// for detection in try detector.detect(try Image(contentsOf: "dog.jpg")) {
 ///     print(detection.label, detection.confidence, detection.box)
 /// }

@@ -15,8 +15,8 @@ extension Convolution {
 
     /// The output rows split into one contiguous, near-equal part per worker, each part into bands of
     /// `bandRows` rows; each worker unfolds its bands into its own part of the scratch, multiplies,
-    /// and applies bias and activation. (Whole bands dealt out in turn left a worker idle for the odd
-    /// one: yolov4-tiny's layer 0, 19 bands of 11 rows, waited 32 µs of its 840 at two threads.)
+    /// and applies bias and activation. (Whole bands dealt out in turn would leave a worker idle for the
+    /// odd one.)
     func forwardRowBlocked(_ io: LayerIO, bandRows band: Int) {
         let (outH, outW) = (outputShape.height, outputShape.width)
         let plane = outputShape.planeCount
@@ -45,8 +45,7 @@ extension Convolution {
                       planeStride: planeStride, rowOrigin: rowOrigin)
         // A band's columns are in L2 and contiguous: the kernel reads them in place when its
         // blocks are whole (n a multiple of the block), instead of copying them block by block
-        // (layers 0 and 1 of yolov4-tiny: 3.1 -> 2.9 and 6.8 -> 6.2 ms at 1 thread; the 1x1
-        // products, whose B rows are whole planes apart, are faster copied).
+        // (the 1x1 products, whose B rows are whole planes apart, are faster copied).
         GEMM.multiply(packed!, rows: 0..<filters, b: columns, ldb: n, n: n, c: output, ldc: ldc, bias: biases.pointer,
                       activation: activation, padded: n % GEMM.panelColumns == 0, scratch: gemmScratch)
     }

@@ -14,8 +14,7 @@ extension Convolution {
     func forwardWinogradRows(_ io: LayerIO, plan: WinogradPlan) {
         // No padded copy of the whole input: each block pads the rows it reads, channel by channel, just
         // before transforming them, into a band in the worker's transform buffer (in L1). A padded copy made
-        // first was in L3 by the time the blocks read it (yolov4-tiny's layer 2: 3 MB; the input transform's
-        // loads waited on it).
+        // first would be back in L3 by the time the blocks read it.
         let buffers = io.scratch
         let scratch = buffers + plan.transformBufferCount * plan.maxWorkers
         let workers = min(io.threads, plan.maxWorkers, plan.blocks)

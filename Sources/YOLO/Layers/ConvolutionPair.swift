@@ -25,7 +25,7 @@
     public var algorithm: String { "im2col+gemm, layer \(firstIndex) made by bands" }
 
     /// Output rows of the second convolution per band: its own band height on the banded path.
-    /// (yolov4-tiny's layer 1: 2 rows; 4 and 8 were slower, 0.1 and 0.2 ms at one thread.)
+    /// (yolov4-tiny's layer 1: 2 rows; larger bands are slower there.)
     var bandRows: Int { second.bandRows! }
     /// Rows of the first convolution's output one band of the second reads.
     var windowRows: Int { min(first.outputShape.height, (bandRows - 1) * second.stride + second.size) }

@@ -80,8 +80,8 @@ enum Im2col {
     /// for those taps; row kx at `rows + kx · rowStride`). Output column ox reads input columns 2·ox − 1,
     /// 2·ox and 2·ox + 1, so one load of 16 inputs from 2·ox gives 8 outputs of all three: its even lanes
     /// are kx = 1's, its odd lanes kx = 2's at ox and kx = 0's at ox + 1 (whose column 0 is the left
-    /// padding). yolov4-tiny's layer 1 unfolds 288 rows per band; each tap gathered on its own took
-    /// three loads of every input and a scalar tail on two of the three rows.
+    /// padding). Each tap gathered on its own would take three loads of every input and a scalar tail on
+    /// two of the three rows.
     @inline(__always)
     static func unfoldStride2Taps(_ channel: UnsafePointer<Float>, height: Int, width: Int, ky: Int, outputRows: Int,
                                   outputWidth: Int, into rows: UnsafeMutablePointer<Float>, rowStride: Int,
@@ -144,8 +144,8 @@ enum Im2col {
                 (destination + firstX).update(from: source + firstX + kx - padding, count: endX - firstX)
             } else if stride == 2 {
                 // 8 outputs are the even lanes of 16 consecutive inputs (two shuffles per 8 on SSE);
-                // the loads stay inside the input row. A scalar gather here was most of layers 0 and 1
-                // of yolov4-tiny outside the products.
+                // the loads stay inside the input row. A scalar gather here would cost more than the
+                // rest of the unfolding.
                 var ox = firstX
                 var ix = firstX * 2 + kx - padding
                 while ox + 8 <= endX && ix + 16 <= width {

@@ -185,7 +185,7 @@ struct WinogradPlan: Sendable {
     /// the α² values of one tile, read or written together by a transform, do not all fall in the
     /// same L1 cache set (plane sizes are often multiples of 4 KB).
     /// Stored: the transforms read it once per ξ of every tile group, and the kernel family behind
-    /// `GEMM.panelRows` is not free to ask for (3 % of a yolov4-tiny pass when this was computed).
+    /// `GEMM.panelRows` is not free to ask for.
     let vPlaneStride: Int
     /// The same for M's planes (`K × blockTiles`, or `tiles × paddedFilters` when `transposed`).
     /// With `transposed`, Mᵀ is stored tile by tile instead (`[tile][ξ][filter]`, so the output

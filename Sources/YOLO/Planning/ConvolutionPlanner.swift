@@ -52,8 +52,7 @@
     /// The Winograd tile for `layer`, nil for the GEMM path. `.auto`: for a 3×3 stride-1 padding-1 layer with
     /// at least 16 input channels, F(4×4) on maps larger than 16×16, and on smaller ones the family's choice
     /// (F(2×2) where its U, 2.25× smaller, matters more: OpenBLAS repacks U on every call); otherwise GEMM
-    /// (with fewer channels the transforms cost more than the multiplications they save: yolov3-tiny at one
-    /// thread, layer 2, 16 channels: 5.0 ms F(4×4) against 5.4 im2col; layer 0, 3 channels: 7.3 against 3.2).
+    /// (with fewer channels the transforms cost about as much as the multiplications they save, or more).
     static func winogradTile(_ layer: Layer, algorithm: ConvolutionAlgorithm, family: KernelFamily) -> Int? {
         guard layer.isWinogradShape else { return nil }
         switch algorithm {
@@ -88,7 +87,7 @@
     static let l3BlockFloats = 851_968
     /// The least share of the GEMM's column blocks small (L2) blocks must fill to be chosen: one tile row of
     /// a 26- or 13-tile-wide map fills 81 % of its 16-column blocks, and the larger L3 blocks (several rows,
-    /// ≥ 95 % filled) were the faster there (yolov4-tiny, Zen 4, two threads: 19.40 ms against 19.95 at 75 %).
+    /// ≥ 95 % filled) are the faster there.
     static let smallBlockUse = 0.9
 
     /// Tiles the padded tile count and the blocks are multiples of: the GEMM's column block with the own
@@ -139,9 +138,8 @@
 
     /// Whether the max-pool after a convolution computes it (`ConvolutionMaxPool`): a 3×3 stride-1 padding-1
     /// convolution with a piecewise-linear activation and fewer than 32 input channels on an even-sized map,
-    /// pooled 2×2 stride 2, with a family that has the direct path. (yolov3-tiny at one thread, Zen 4: layers
-    /// 0–3 take 7.0 ms fused against 9.9–10.1 as four layers; layers 4–5, 32 channels, 4.1 ms fused against
-    /// 2.9 with Winograd.)
+    /// pooled 2×2 stride 2, with a family that has the direct path. (With 32 channels or more, Winograd and
+    /// a separate max-pool are the faster.)
     static func fusesWithMaxPool(_ c: Layer, activation: Activation, pool: MaxPoolSpec, family: KernelFamily) -> Bool {
         family.has(.directConvolutionMaxPool) && pool.size == 2 && pool.stride == 2 && pool.padding / 2 == 0
             && c.isWinogradShape && activation.isPiecewiseLinear

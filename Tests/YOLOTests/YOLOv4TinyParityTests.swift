@@ -55,14 +55,26 @@ struct YOLOv4TinyParityTests {
     }
 
     /// AlexeyAB's `detector test` (stretch_dn): our `.stretch`, which is also the model's default (nil).
-    @Test(arguments: ReferenceDetections.yolov4Tiny.keys(mode: "stretch_dn"))
+    @Test(arguments: ReferenceDetections.yolov4Tiny.keys(mode: "stretch_dn", from: .samples))
     func stretchMatchesDarknet(key: String) throws {
         try checkParity(key: key, scaling: nil, model: TinyYOLO.v4, references: .yolov4Tiny, tolerance: Self.tolerance)
     }
 
+    @Test(.enabled(if: TestPaths.hasShared, "\(Skip.noShared)"),
+          arguments: ReferenceDetections.yolov4Tiny.keys(mode: "stretch_dn", from: .shared))
+    func stretchMatchesDarknetOnSharedImages(key: String) throws {
+        try checkParity(key: key, scaling: nil, model: TinyYOLO.v4, references: .yolov4Tiny, tolerance: Self.tolerance)
+    }
+
     /// pjreddie's `detect` (letterbox_dn): our `.scaleFit`.
-    @Test(arguments: ReferenceDetections.yolov4Tiny.keys(mode: "letterbox_dn"))
+    @Test(arguments: ReferenceDetections.yolov4Tiny.keys(mode: "letterbox_dn", from: .samples))
     func letterboxMatchesDarknet(key: String) throws {
+        try checkParity(key: key, scaling: .scaleFit, model: TinyYOLO.v4, references: .yolov4Tiny, tolerance: Self.tolerance)
+    }
+
+    @Test(.enabled(if: TestPaths.hasShared, "\(Skip.noShared)"),
+          arguments: ReferenceDetections.yolov4Tiny.keys(mode: "letterbox_dn", from: .shared))
+    func letterboxMatchesDarknetOnSharedImages(key: String) throws {
         try checkParity(key: key, scaling: .scaleFit, model: TinyYOLO.v4, references: .yolov4Tiny, tolerance: Self.tolerance)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 @Suite struct DefaultModelTests {
     /// Whether the environment names the model or its folder, which takes precedence over the search.
@@ -34,22 +35,5 @@ import Testing
         let folder = try Self.folderWithEmptyModel()
         #expect(throws: YOLOError.self) { _ = try Model.loadDefault(searching: [folder]) }
         #expect(throws: YOLOError.self) { _ = try Model(named: .yolov4Tiny, searching: [folder]) }
-    }
-}
-
-/// `yolo convert` with no model named starts from darknet's float weights even when the converted default
-/// model exists: converting twice must not quantize already-quantized weights.
-@Suite(.enabled(if: TestPaths.hasV4Weights, "\(Skip.noV4Weights)"))
-struct ConvertDefaultSourceTests {
-    @Test func convertReadsTheDarknetWeights() throws {
-        let folder = TestPaths.temporaryFolder()
-        let lut8 = folder + "/lut8.yolo", float = folder + "/float.yolo"
-        #expect(try runYOLO(["convert", "-o", lut8]).status == 0)
-        let result = try runYOLO(["convert", "-o", float, "--quantize", "none"],
-                                 environment: ["SWIFTYOLO_MODEL": lut8])
-        #expect(result.status == 0, "\(result.stderr)")
-        let converted = try Model(contentsOf: float)
-        let darknet = try #require(TinyYOLO.v4)
-        #expect(converted.convolutions[12]?.weights.array == darknet.convolutions[12]?.weights.array)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
 import YOLOModels
+import YOLOTestSupport
 
 /// The models bundled in the YOLOModels product: the files listed in its PROVENANCE.md (sha256), loadable
 /// (the loader verifies each file's checksum), with the scaling their darknet expects, and a conversion of the

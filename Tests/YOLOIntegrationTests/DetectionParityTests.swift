@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 // Parity with darknet: our detections against OpenCV DNN's reference detections (made on darknet's exact
 // letterbox input, and on OpenCV's own stretch resize), committed in Fixtures/reference-detections.json by
@@ -158,12 +159,6 @@ struct DetectionParityTests {
         try checkParity(key: key, scaling: .scaleFit, tolerance: DetectionParityTests.letterboxTolerance)
     }
 
-    @Test(.enabled(if: TestPaths.hasShared, "\(Skip.noShared)"),
-          arguments: ReferenceDetections.yolov3Tiny.keys(mode: "letterbox_dn", from: .shared))
-    func letterboxMatchesDarknetOnSharedImages(key: String) throws {
-        try checkParity(key: key, scaling: .scaleFit, tolerance: DetectionParityTests.letterboxTolerance)
-    }
-
     /// `.scaleFill` against OpenCV's `blobFromImage` stretch. We resize 8-bit pixels bit for bit as OpenCV's
     /// INTER_LINEAR does (Image.resizedOpenCVLinear), so the network input is the reference's and the same
     /// tolerances as letterbox apply: PNG 1e-3 / 0.5 px; JPEG 0.02 / 2 px for decoder differences.
@@ -172,9 +167,10 @@ struct DetectionParityTests {
         try checkParity(key: key, scaling: .scaleFill, tolerance: DetectionParityTests.letterboxTolerance)
     }
 
+    /// Both modes on the ../shared images (photos, COCO), as above.
     @Test(.enabled(if: TestPaths.hasShared, "\(Skip.noShared)"),
-          arguments: ReferenceDetections.yolov3Tiny.keys(mode: "stretch", from: .shared))
-    func stretchMatchesOpenCVOnSharedImages(key: String) throws {
-        try checkParity(key: key, scaling: .scaleFill, tolerance: DetectionParityTests.letterboxTolerance)
+          arguments: ["letterbox_dn", "stretch"].flatMap { ReferenceDetections.yolov3Tiny.keys(mode: $0, from: .shared) })
+    func sharedImagesMatchTheReference(key: String) throws {
+        try checkParity(key: key, scaling: key.contains("/stretch/") ? .scaleFill : .scaleFit, tolerance: DetectionParityTests.letterboxTolerance)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// Bad input through the `yolo` command: one line on stderr naming the file and the problem, exit status 1.
 @Suite struct CLIErrorTests {

@@ -81,11 +81,19 @@ let package = Package(
         .executableTarget(
             name: "yolo",
             dependencies: ["YOLO", "YOLOModels", "YOLOVideo", "YOLOReport", "YOLOServe", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
-        // Tests read their fixtures from Tests/YOLOTests/Fixtures by path; they also run the `yolo` binary.
-        .testTarget(name: "YOLOTests", dependencies: ["YOLO", "YOLOModels", "YOLOVideo", "yolo", "CMallocInfo", "YOLOKernels",
-                                                      "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOServe",
-                                                      .product(name: "Yams", package: "Yams")],
+        // Helpers both test targets share (paths, skip reasons, the real models, seeded data, running `yolo`, a
+        // tiny model). A plain target, so public and SPI API only: no @testable import, which a release build
+        // without -enable-testing could not compile.
+        .target(name: "YOLOTestSupport", dependencies: ["YOLO"], path: "Tests/YOLOTestSupport"),
+        // Unit tests (`make test-fast`): in process, on generated data and the committed fixtures; no model
+        // weights, no `yolo` binary, no HTTP server, no FFmpeg. Fixtures in Tests/YOLOTests/Fixtures, read by path.
+        .testTarget(name: "YOLOTests", dependencies: ["YOLO", "YOLOTestSupport", "CMallocInfo", "YOLOKernels",
+                                                      "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOServe"],
                     exclude: ["Fixtures"]),
+        // The slow suites: the real yolov3-tiny / yolov4-tiny weights and converted models, the `yolo` binary, the
+        // HTTP server, FFmpeg clips; fixtures from Tests/YOLOTests/Fixtures by path. `make test` runs both targets.
+        .testTarget(name: "YOLOIntegrationTests", dependencies: ["YOLO", "YOLOTestSupport", "YOLOModels", "YOLOVideo", "yolo",
+                                                                 "YOLOServe", .product(name: "Yams", package: "Yams")]),
     ],
     swiftLanguageModes: [.v6]
 )

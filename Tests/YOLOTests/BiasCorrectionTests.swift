@@ -1,5 +1,6 @@
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 @Suite struct BiasCorrectionTests {
     /// One linear 3×3 convolution on a 9×7 input.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import YOLO
+import YOLOTestSupport
 
 /// `KalmanBoxFilter` against hand-computed values and against ByteTrack's filter written out with full
 /// 8 × 8 matrices.

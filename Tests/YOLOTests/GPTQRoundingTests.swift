@@ -1,5 +1,6 @@
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 @Suite struct GPTQRoundingTests {
     let rows = 24, n = 40, positions = 400

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 @Suite struct KMeans1DTests {
     /// Weighted squared error of `values` against their nearest centroid.

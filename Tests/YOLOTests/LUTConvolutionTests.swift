@@ -1,5 +1,6 @@
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 @Suite struct LUTConvolutionTests {
     struct Case: Sendable, CustomStringConvertible {

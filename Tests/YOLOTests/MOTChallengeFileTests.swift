@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import YOLO
+import YOLOTestSupport
 
 @Suite struct MOTChallengeFileTests {
     /// The error `parse` throws for `text`, or nil.

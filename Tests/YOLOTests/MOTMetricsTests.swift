@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import YOLO
+import YOLOTestSupport
 
 extension TestPaths {
     /// The MOTChallenge sequences `Weights/fetch-mot.sh` takes out of the motmetrics 1.4.0 wheel.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(Engine) import YOLO
 import YOLOServe
+import YOLOTestSupport
 
 /// The server's parts that need no HTTP: admission (slots + bounded queue), multipart forms, request options.
 struct ServeUnitTests {

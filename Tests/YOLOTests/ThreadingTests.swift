@@ -48,17 +48,6 @@ import Testing
         #expect(Threading.defaultThreadCount >= 1 && Threading.defaultThreadCount <= Threading.allowedCPUCount)
     }
 
-    /// Under `taskset -c 0` the default is one thread (checked in a child process, whose mask taskset sets).
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset"), "needs taskset"))
-    func oneAllowedCPUGivesOneThread() throws {
-        let arguments = ["bench", "--cfg", TestPaths.cfg, "--weights", TestPaths.weights, "--runs", "1", "--warmup", "0",
-                         "--format", "csv"]
-        let result = try runYOLO(arguments, prefix: ["/usr/bin/taskset", "-c", "0"])
-        #expect(result.status == 0, "\(result.stderr)")
-        let counts = result.stdout.split(separator: "\n").dropFirst().map { $0.split(separator: ",").first.map(String.init) }
-        #expect(counts == ["1"], "\(result.stdout)")
-    }
-
     @Test func settingsOutOfRangeAreErrors() throws {
         #expect(throws: YOLOError.self) { try Threading(threads: -1).validate() }
         #expect(throws: YOLOError.self) { try Threading(spin: .microseconds(-1)).validate() }

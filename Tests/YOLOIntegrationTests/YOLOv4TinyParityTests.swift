@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 // yolov4-tiny (AlexeyAB's darknet) against OpenCV DNN 4.14 running the same cfg and weights, with the
 // workplace's reference decode and NMS (fixtures from scripts/make-yolov4-tiny-fixtures.sh). The raw heads use
@@ -55,14 +56,22 @@ struct YOLOv4TinyParityTests {
     }
 
     /// AlexeyAB's `detector test` (stretch_dn): our `.stretch`, which is also the model's default (nil).
-    @Test(arguments: ReferenceDetections.yolov4Tiny.keys(mode: "stretch_dn"))
+    @Test(arguments: ReferenceDetections.yolov4Tiny.keys(mode: "stretch_dn", from: .samples))
     func stretchMatchesDarknet(key: String) throws {
         try checkParity(key: key, scaling: nil, model: TinyYOLO.v4, references: .yolov4Tiny, tolerance: Self.tolerance)
     }
 
     /// pjreddie's `detect` (letterbox_dn): our `.scaleFit`.
-    @Test(arguments: ReferenceDetections.yolov4Tiny.keys(mode: "letterbox_dn"))
+    @Test(arguments: ReferenceDetections.yolov4Tiny.keys(mode: "letterbox_dn", from: .samples))
     func letterboxMatchesDarknet(key: String) throws {
         try checkParity(key: key, scaling: .scaleFit, model: TinyYOLO.v4, references: .yolov4Tiny, tolerance: Self.tolerance)
+    }
+
+    /// Both modes on the ../shared images (photos, COCO), as above.
+    @Test(.enabled(if: TestPaths.hasShared, "\(Skip.noShared)"),
+          arguments: ["stretch_dn", "letterbox_dn"].flatMap { ReferenceDetections.yolov4Tiny.keys(mode: $0, from: .shared) })
+    func sharedImagesMatchDarknet(key: String) throws {
+        try checkParity(key: key, scaling: key.contains("/stretch_dn/") ? nil : .scaleFit, model: TinyYOLO.v4,
+                        references: .yolov4Tiny, tolerance: Self.tolerance)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) import YOLO
+import YOLOTestSupport
 
 /// One HTTP/1.1 exchange over a plain socket (the tests need requests a polite client would not send:
 /// lying lengths, wrong methods, bodies past the limit), answered in full before it returns.

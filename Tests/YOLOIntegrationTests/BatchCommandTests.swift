@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) import YOLO
+import YOLOTestSupport
 
 /// `yolo detect --files-from` and `--resume`: batch runs that can be split and continued.
 @Suite(.serialized)

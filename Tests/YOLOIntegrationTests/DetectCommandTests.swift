@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// `yolo detect` end to end: formats, folders, failures that do not stop the others, annotated copies.
 @Suite(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)"))

@@ -1,11 +1,13 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 // Parity with darknet: our detections against OpenCV DNN's reference detections (made on darknet's exact
 // letterbox input, and on OpenCV's own stretch resize), committed in Fixtures/reference-detections.json by
 // scripts/make-detection-fixtures.py. The images come from ../shared, except the four scikit-image PNGs we
-// ship in Samples/, which always run.
+// ship in Samples/, which always run; the ../shared images are separate tests, skipped (with the reason)
+// when ../shared is absent.
 
 /// One reference entry: an image's detections in one mode.
 struct ReferenceEntry: Decodable, Sendable {
@@ -35,8 +37,16 @@ struct ReferenceDetections: Sendable {
     /// yolov4-tiny (AlexeyAB's), OpenCV DNN in stretch_dn and letterbox_dn (scripts/make-yolov4-tiny-fixtures.sh).
     static let yolov4Tiny = ReferenceDetections(fixture: "reference-detections-yolov4-tiny.json")
 
+    /// Where a reference image comes from: the shipped Samples/ or the workplace's ../shared.
+    enum Source { case samples, shared }
+
     func keys(mode: String) -> [String] {
         all.keys.filter { $0.contains("/\(mode)/") }.sorted()
+    }
+
+    /// The keys of `mode` whose image comes from `source`.
+    func keys(mode: String, from source: Source) -> [String] {
+        keys(mode: mode).filter { Self.imagePath($0).hasPrefix(TestPaths.root + "/Samples/") == (source == .samples) }
     }
 
     /// Where the image of `key` (`set/mode/file`) is: Samples/ for the shipped PNGs, else ../shared.
@@ -106,14 +116,11 @@ func parityComparison(ours: [ReferenceEntry.Item], reference: [ReferenceEntry.It
     return (problems, worst.0, worst.1)
 }
 
-/// Runs the detector on `key`'s image in `scaling` and compares with the reference; skips (with the reason
-/// printed) when the image is in ../shared and that is absent.
+/// Runs the detector on `key`'s image in `scaling` and compares with the reference. A missing image is a
+/// failure: tests of ../shared images are skipped by their trait when ../shared is absent.
 func checkParity(key: String, scaling: DetectionOptions.Scaling?, model: Model? = TinyYOLO.model,
                  references: ReferenceDetections = .yolov3Tiny, tolerance: (_ png: Bool) -> ParityTolerance) throws {
-    guard imageAvailable(key) else {
-        print("skipped \(key): \(Skip.noShared)")
-        return
-    }
+    try #require(imageAvailable(key), "\(key): no image at \(ReferenceDetections.imagePath(key))")
     let detector = try Detector(model: try #require(model))
     let reference = try #require(references.all[key])
     let path = ReferenceDetections.imagePath(key)
@@ -147,7 +154,7 @@ struct DetectionParityTests {
         png ? ParityTolerance(confidence: 1e-3, pixels: 0.5) : ParityTolerance(confidence: 0.02, pixels: 2)
     }
 
-    @Test(arguments: ReferenceDetections.yolov3Tiny.keys(mode: "letterbox_dn"))
+    @Test(arguments: ReferenceDetections.yolov3Tiny.keys(mode: "letterbox_dn", from: .samples))
     func letterboxMatchesDarknet(key: String) throws {
         try checkParity(key: key, scaling: .scaleFit, tolerance: DetectionParityTests.letterboxTolerance)
     }
@@ -155,8 +162,15 @@ struct DetectionParityTests {
     /// `.scaleFill` against OpenCV's `blobFromImage` stretch. We resize 8-bit pixels bit for bit as OpenCV's
     /// INTER_LINEAR does (Image.resizedOpenCVLinear), so the network input is the reference's and the same
     /// tolerances as letterbox apply: PNG 1e-3 / 0.5 px; JPEG 0.02 / 2 px for decoder differences.
-    @Test(arguments: ReferenceDetections.yolov3Tiny.keys(mode: "stretch"))
+    @Test(arguments: ReferenceDetections.yolov3Tiny.keys(mode: "stretch", from: .samples))
     func stretchMatchesOpenCV(key: String) throws {
         try checkParity(key: key, scaling: .scaleFill, tolerance: DetectionParityTests.letterboxTolerance)
+    }
+
+    /// Both modes on the ../shared images (photos, COCO), as above.
+    @Test(.enabled(if: TestPaths.hasShared, "\(Skip.noShared)"),
+          arguments: ["letterbox_dn", "stretch"].flatMap { ReferenceDetections.yolov3Tiny.keys(mode: $0, from: .shared) })
+    func sharedImagesMatchTheReference(key: String) throws {
+        try checkParity(key: key, scaling: key.contains("/stretch/") ? .scaleFill : .scaleFit, tolerance: DetectionParityTests.letterboxTolerance)
     }
 }

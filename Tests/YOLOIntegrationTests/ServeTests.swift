@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(Engine) import YOLO
 import YOLOReport
+import YOLOTestSupport
 
 /// `yolo serve`: answers, every documented error, bounded admission, graceful shutdown. Each test starts
 /// its own server process on a free port (darknet's yolov4-tiny files, the default model).

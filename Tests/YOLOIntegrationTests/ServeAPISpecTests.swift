@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Yams
 @_spi(Engine) import YOLO
+import YOLOTestSupport
 
 /// A JSON Schema check of the subset docs/openapi.yaml uses: type, properties, required,
 /// additionalProperties: false, items, minItems/maxItems, enum, minimum/maximum (inclusive and

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// The awkward variants of one COCO photo in ../shared/data/edge/derived (rotated by EXIF, gray, CMYK,
 /// progressive, 16-bit, palette, RGBA) decode upright and give the detections of the plain rgb.png.

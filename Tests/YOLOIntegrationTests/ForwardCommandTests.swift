@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 @Suite(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)"))
 struct ForwardCommandTests {

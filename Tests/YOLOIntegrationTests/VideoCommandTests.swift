@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(Engine) import YOLO
 import YOLOVideo
+import YOLOTestSupport
 
 /// `yolo detect` on a video: one JSON object per frame, --save writes a whole video or nothing, errors.
 @Suite(.enabled(if: VideoClips.available, VideoClips.noFFmpeg), .serialized)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// `yolo eval --images`: the model run over an annotated set (needs the weights and ../shared).
 @Suite(.serialized) struct EvalCommandModelRunTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import YOLO
+import YOLOTestSupport
 
 /// Test clips made with the `ffmpeg` command (Debian's ffmpeg, installed by scripts/install-deps.sh): the
 /// astronaut sample moving over a flat background, so the person's true box is known in every frame.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// `yolo bench` output contract (no timing assertions: speed is measured, never tested).
 @Suite(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)"))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// `yolo eval` of the float yolov4-tiny on coco-val2017-dev in both of darknet's modes, against the OpenCV DNN
 /// figures (Fixtures/eval/yolov4-tiny.<mode>.metrics.json, scripts/make-yolov4-tiny-fixtures.sh): mAP@[.5:.95]

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// Eight different images from the shipped samples: the four originals and a mirrored crop of each.
 func eightSampleImages() throws -> [Image] {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// The planner's rules (`ConvolutionPlanner`) and the whole plans of yolov3-tiny and yolov4-tiny.
 @Suite struct ConvolutionPlannerTests {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// `Threading`'s settings and defaults, `CPUBudget`'s reading of the machine, and the detector's pass gate.
 @Suite struct ThreadingTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOEvaluation
 import YOLOTestSupport
 
 /// `yolo eval --images`: the model run over an annotated set (needs the weights and ../shared).

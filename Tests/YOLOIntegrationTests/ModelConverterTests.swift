@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOConversion
 import YOLOTestSupport
 
 /// Converting the real yolov3-tiny (the converter on the test model: the unit tests' ModelConverterTests.swift).

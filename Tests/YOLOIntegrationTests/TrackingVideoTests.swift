@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) import YOLO
+@_spi(Engine) import YOLOMOTMetrics
 import YOLOModels
 import YOLOVideo
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOConversion
 import YOLOTestSupport
 
 // yolov4-tiny (AlexeyAB's darknet) against OpenCV DNN 4.14 running the same cfg and weights, with the

@@ -1,5 +1,6 @@
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOConversion
 import YOLOTestSupport
 
 @Suite struct BiasCorrectionTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import YOLO
+@testable import YOLOMOTMetrics
 import YOLOTestSupport
 
 /// `Tracker` against two references (fixtures from scripts/track-reference.py):

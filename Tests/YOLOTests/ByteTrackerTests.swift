@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 import YOLOTestSupport
 
 /// `KalmanBoxFilter` against hand-computed values and against ByteTrack's filter written out with full

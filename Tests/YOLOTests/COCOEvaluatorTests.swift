@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOEvaluation
 import YOLOTestSupport
 
 /// COCOEvaluator against pycocotools 2.0.11 (fixtures from scripts/make-eval-fixtures.py).

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
 import YOLOTestSupport
 
 @Suite struct LinearAssignmentTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import YOLO
+@testable import YOLOMOTMetrics
 import YOLOTestSupport
 
 @Suite struct MOTChallengeFileTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOConversion
 import YOLOTestSupport
 
 @Suite struct ModelConverterTests {

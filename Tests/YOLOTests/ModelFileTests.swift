@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOConversion
 import YOLOTestSupport
 
 /// The test cfg (conv, maxpool, yolo, route, upsample, shortcut) at 32×32 with seeded random

@@ -1,12 +1,12 @@
 import YOLOPrefetch
 
 /// The im2col unfolding that turns a convolution into one matrix product.
-enum Im2col {
+@_spi(Engine) public enum Im2col {
     /// Writes the `[C·size·size][outH·outW]` column matrix of `input` (CHW, `shape`) to `columns`.
     ///
     /// Row `(c·size + ky)·size + kx`, column `oy·outW + ox` holds input
     /// `(c, oy·stride + ky − padding, ox·stride + kx − padding)`, or 0 outside the image.
-    static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
+    public static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
                               outputHeight: Int, outputWidth: Int, into columns: UnsafeMutablePointer<Float>) {
         let (height, width) = (shape.height, shape.width)
         let plane = outputHeight * outputWidth
@@ -23,7 +23,7 @@ enum Im2col {
     }
 
     /// Writes only rows `rows` (of `C·size·size`) of the column matrix; lets workers share the unfolding.
-    static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
+    public static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
                               outputHeight: Int, outputWidth: Int, rows: Range<Int>,
                               into columns: UnsafeMutablePointer<Float>) {
         let plane = outputHeight * outputWidth
@@ -42,7 +42,7 @@ enum Im2col {
     /// `input` may hold only some rows of each channel (`ConvolutionPair`'s window): row `rowOrigin` of the map
     /// first, channels `planeStride` floats apart (default: the whole map, `shape.height · shape.width`). Only
     /// the rows the band's taps reach are read; rows outside the map count as padding, as always.
-    static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
+    public static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
                               firstOutputRow: Int, outputRows: Int, outputWidth: Int,
                               into columns: UnsafeMutablePointer<Float>, planeStride: Int? = nil, rowOrigin: Int = 0) {
         let planeStride = planeStride ?? shape.height * shape.width

@@ -131,7 +131,7 @@
 
     /// The convolution layer `index` computes, also when it stands fused in a `ConvolutionPair` (the pair's
     /// second convolution); nil for other layers.
-    func convolution(at index: Int) -> Convolution? {
+    @_spi(Engine) public func convolution(at index: Int) -> Convolution? {
         layers[index] as? Convolution ?? (layers[index] as? ConvolutionPair)?.second
     }
 

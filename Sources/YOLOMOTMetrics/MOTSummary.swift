@@ -1,3 +1,4 @@
+@_spi(Engine) import YOLO
 /// The multi-object tracking figures of one sequence, with py-motmetrics 1.4.0's definitions: the CLEAR-MOT
 /// metrics (MOTA, MOTP), the identity metrics (IDF1, IDP, IDR), track coverage (mostly tracked / partially
 /// tracked / mostly lost) and the event counts they come from.

@@ -1,3 +1,4 @@
+@_spi(Engine) import YOLO
 /// Scores a tracker's MOTChallenge results against MOTChallenge ground truth, as py-motmetrics 1.4.0's
 /// MOTChallenge evaluation does (`loadtxt(fmt='mot15-2D')`, `compare_to_groundtruth(gt, results, 'iou',
 /// distth=0.5)`, then its metrics).

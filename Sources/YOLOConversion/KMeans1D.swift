@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import YOLO
 
 /// Weighted one-dimensional k-means (Lloyd's algorithm) over values in [−1, 1], on a histogram.
 ///

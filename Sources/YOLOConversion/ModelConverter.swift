@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import YOLO
 
 /// A convolution that `ModelConverter` keeps in float32.
 public enum FloatLayerSelector: Sendable, Hashable, CustomStringConvertible {

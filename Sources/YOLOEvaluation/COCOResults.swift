@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import YOLO
 
 /// One detection in COCO results format: an image, a category, a box and a confidence.
 public struct COCOResult: Sendable, Equatable {

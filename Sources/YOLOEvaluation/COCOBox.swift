@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import YOLO
 
 /// A COCO box: `[x, y, width, height]` in pixels, top-left origin, as in COCO annotation and result files.
 public struct COCOBox: Sendable, Equatable, Hashable {

@@ -1,3 +1,4 @@
+@_spi(Engine) import YOLO
 /// The outcome of a COCO bbox evaluation: the 12 summary figures, per-category AP, and what was counted.
 public struct COCOEvaluation: Sendable {
     /// How the results were used.

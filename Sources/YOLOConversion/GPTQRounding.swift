@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import YOLO
 
 /// Output-aware choice of LUT codes (the error feedback of GPTQ, Frantar et al. 2022), for a fixed
 /// table and fixed scales.
@@ -132,7 +133,7 @@ struct GPTQRounding: Sendable {
             if h[i * n + i] <= 0 { h[i * n + i] = 1 }
             h[i * n + i] += damping * meanDiagonal
         }
-        let ok = h.withUnsafeMutableBufferPointer { BLAS.inverseCholeskyUpper($0.baseAddress!, n: n) }
+        let ok = h.withUnsafeMutableBufferPointer { LAPACK.inverseCholeskyUpper($0.baseAddress!, n: n) }
         guard ok, h.allSatisfy(\.isFinite) else { return nil }
         return h.map(Float.init)
     }

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import YOLO
 
 /// One image of a COCO annotation file.
 public struct COCOImage: Sendable, Equatable {

@@ -1,3 +1,4 @@
+@_spi(Engine) import YOLO
 /// Precision and recall tables over thresholds, categories, area ranges and maxDets (pycocotools' `accumulate`).
 struct COCOTables: Sendable {
     /// Number of IoU thresholds (T), recall thresholds (R), categories (K), area ranges (A), maxDets (M).

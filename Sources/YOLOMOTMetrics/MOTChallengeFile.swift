@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import YOLO
 
 /// One row of a MOTChallenge text file (ground truth, public detections or a tracker's results):
 /// `frame, id, bb_left, bb_top, bb_width, bb_height, confidence[, x, y, z]` in the MOT15 layout, or

@@ -1,3 +1,4 @@
+@_spi(Engine) import YOLO
 /// The fixed settings of COCO bbox evaluation, with the exact floating-point values pycocotools uses.
 public struct COCOEvaluationParameters: Sendable {
     /// An object-size range on the `area` value, both ends inclusive (square pixels).

@@ -1,3 +1,4 @@
+@_spi(Engine) import YOLO
 /// One tracking event of one frame: what happened to an object (a ground-truth track) or a hypothesis
 /// (a tracker's track). The kinds and their rules are py-motmetrics' (its `MOTAccumulator`; its RAW events,
 /// the frame's inputs, are kept here as counts, not as events).

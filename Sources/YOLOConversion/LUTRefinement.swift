@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import YOLO
 
 /// Alternating least-squares refinement of a LUT fit: the table, the scales and the codes are each
 /// re-chosen in turn to minimize the weighted squared weight error `Σ hᵢ (wᵢ − s_g · t[cᵢ])²`.

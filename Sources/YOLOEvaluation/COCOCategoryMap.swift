@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import YOLO
 
 /// Which COCO category id each of a model's class indices stands for.
 ///

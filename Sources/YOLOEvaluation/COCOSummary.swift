@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import YOLO
 
 /// The 12 standard COCO bbox figures, in `COCOeval.stats` order. -1 marks a figure with no ground truth
 /// to measure (e.g. AP small on a set without small objects).

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import YOLO
 
 /// How well a candidate model's detections reproduce a reference model's (e.g. quantized vs float).
 ///

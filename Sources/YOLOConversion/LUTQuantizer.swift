@@ -1,3 +1,4 @@
+@_spi(Engine) import YOLO
 /// How a quantizer picks the table values.
 public enum LUTMethod: String, Sendable, CaseIterable {
     /// Lloyd's k-means on the weights (weighted by each row's scale², so it minimizes the true

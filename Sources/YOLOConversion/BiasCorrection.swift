@@ -1,3 +1,4 @@
+@_spi(Engine) import YOLO
 /// Bias correction for quantized convolutions: removes the mean output shift the weight errors cause.
 ///
 /// A filter's output error is `Σ_p (ŵ_p − w_p) · x_p`. Its mean over typical inputs is

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import YOLO
 
 /// Decoding of the COCO JSON documents with errors that name the file and the place inside it.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import YOLO
 
 /// Conversion steered by calibration inputs: what `yolo convert --calibrate` and `make model` run.
 extension ModelConverter {

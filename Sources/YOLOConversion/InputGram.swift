@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import YOLO
 
 /// The second moments of each convolution's inputs, `H = E[x xᵀ]` over im2col columns, measured by
 /// running the float model on calibration inputs: the statistics `GPTQRounding` weighs errors with.

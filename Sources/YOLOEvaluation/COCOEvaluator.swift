@@ -1,3 +1,4 @@
+@_spi(Engine) import YOLO
 /// COCO bbox evaluation (mAP), computed as pycocotools' `COCOeval` does, step for step.
 ///
 /// `evaluate` follows `COCOeval.evaluate` / `accumulate` / `summarize`:

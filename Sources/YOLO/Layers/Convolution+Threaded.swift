@@ -9,7 +9,7 @@ extension Convolution {
     }
 
     /// Scratch for the banded path: one band per worker (`maxThreads`).
-    var rowBlockedScratch: Int {
+    var bandScratch: Int {
         patchLength * (bandRows ?? 0) * outputShape.width * maxThreads
     }
 

@@ -104,7 +104,7 @@ import Foundation
     /// Scratch floats for the unfolded input (whole, or one band per worker on the banded path),
     /// rounded up so the GEMM scratch after it stays 64-byte aligned.
     var columnsScratch: Int {
-        let count = isPointwise ? 0 : max(patchLength * outputShape.planeCount, rowBlockedScratch)
+        let count = isPointwise ? 0 : max(patchLength * outputShape.planeCount, bandScratch)
         return lineRounded(count)
     }
 

@@ -59,10 +59,6 @@ struct WinogradPlan: Sendable {
     static let lanes = 8
     /// Tiles per vector of the row-vectorized transforms.
     static let rowLanes = 16
-    /// The narrowest map (in tiles) the row-vectorized transforms take: below, most lanes would idle.
-    static let rowTilesMinimum = 12
-    /// The most tiles a map may have for the transposed products.
-    static let transposedTilesMaximum = 256
     /// Tiles the padded count and the blocks are multiples of (`ConvolutionPlanner.tileAlignment`).
     static var tileAlignment: Int { ConvolutionPlanner.tileAlignment(KernelFamily.active) }
 

@@ -89,6 +89,10 @@
     /// a 26- or 13-tile-wide map fills 81 % of its 16-column blocks, and the larger L3 blocks (several rows,
     /// ≥ 95 % filled) are the faster there.
     static let smallBlockUse = 0.9
+    /// The narrowest map (in tiles) the row-vectorized transforms take: below, most lanes would idle.
+    static let rowTilesMinimum = 12
+    /// The most tiles a map may have for the transposed products.
+    static let transposedTilesMaximum = 256
 
     /// Tiles the padded tile count and the blocks are multiples of: the GEMM's column block with the own
     /// kernel, a SIMD group of the transforms otherwise.
@@ -97,7 +101,7 @@
     }
 
     /// The variant and blocking of F(m×m) for `layer`:
-    /// - rows of tiles, with the family's row transforms, on maps at least `WinogradPlan.rowTilesMinimum`
+    /// - rows of tiles, with the family's row transforms, on maps at least `rowTilesMinimum`
     ///   tiles wide; blocks of whole tile rows: small ones (in L2) dealt out whole to the workers when they
     ///   fill the GEMM's columns well and are many, else large ones (in L3) one after another;
     /// - transposed products on small maps (at most `transposedTilesMaximum` tiles) with a 6-row kernel;
@@ -110,7 +114,7 @@
         let alpha2 = (m + 2) * (m + 2)
         let perTile = alpha2 * (layer.input.channels + layer.filters)
         let hasTransforms = family.winograd != nil
-        if family.has(.winogradRows) && hasTransforms && tilesX >= WinogradPlan.rowTilesMinimum {
+        if family.has(.winogradRows) && hasTransforms && tilesX >= rowTilesMinimum {
             let used = { (rows: Int) -> Double in
                 Double(rows * tilesX) / Double((rows * tilesX + alignment - 1) / alignment * alignment)
             }
@@ -127,7 +131,7 @@
             return WinogradChoice(m: m, variant: .rows, blockRows: rows,
                                   blockTiles: (rows * tilesX + alignment - 1) / alignment * alignment, dealsBlocks: deals)
         }
-        if family.has(.winogradTransposed) && hasTransforms && family.tileRows == 6 && tiles <= WinogradPlan.transposedTilesMaximum {
+        if family.has(.winogradTransposed) && hasTransforms && family.tileRows == 6 && tiles <= transposedTilesMaximum {
             return WinogradChoice(m: m, variant: .transposed, blockRows: tilesY, blockTiles: tiles, dealsBlocks: false)
         }
         let block = max(64, (l2BlockFloats / perTile) / alignment * alignment)

@@ -156,9 +156,18 @@ package struct DetectionService: HTTPResponder {
         var name = "-"
         if let boundary {
             let form: MultipartForm
-            do { form = try MultipartForm(body: body, boundary: boundary) } catch { throw ServeError(.badRequest, "multipart body: \(error.message)") }
+            do {
+                form = try MultipartForm(body: body, boundary: boundary, limits: configuration.formLimits)
+            } catch {
+                switch error {
+                case .malformed(let text): throw ServeError(.badRequest, "multipart body: \(text)")
+                case .overLimit(let text):
+                    metrics.rejected("too_large")
+                    throw ServeError(.contentTooLarge, "multipart body: \(text)")
+                }
+            }
             guard let image = form.parts.first(where: { $0.name == "image" }) else {
-                throw ServeError(.badRequest, "the form has no 'image' part (parts: \(form.parts.map(\.name).joined(separator: ", ")))")
+                throw ServeError(.badRequest, "the form has no 'image' part (parts: \(form.parts.map { MultipartForm.printable($0.name) }.joined(separator: ", ")))")
             }
             for part in form.parts where part.name != "image" { fields[part.name] = String(decoding: part.data, as: UTF8.self) }
             body = image.data
@@ -230,11 +239,5 @@ package struct DetectionService: HTTPResponder {
 
     static func error(_ error: ServeError) -> Response {
         json(error.status, "{\"error\": \(JSON.string(error.message))}", headers: error.headers)
-    }
-}
-
-extension MultipartForm.Failure {
-    var message: String {
-        switch self { case .malformed(let text): return text }
     }
 }

@@ -15,6 +15,8 @@ package struct ServeConfiguration: Sendable {
     package var memoryBudget = 1 << 30
     /// What a 429 tells clients to wait, in seconds.
     package var retryAfterSeconds = 1
+    /// What a multipart form may hold (parts, header and field sizes; more: 413).
+    package var formLimits = MultipartForm.Limits()
     /// The model's name, as `/v1/models` reports it.
     package var modelName = "model"
 

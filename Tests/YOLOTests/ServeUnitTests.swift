@@ -137,6 +137,21 @@ struct ServeUnitTests {
         #expect(large < .seconds(1), "8 MB of near-delimiters: \(large)")
     }
 
+    @Test func uploadBudgetHoldsWhatArrived() {
+        let budget = UploadBudget(limit: 100)
+        let first = budget.hold(), second = budget.hold()
+        #expect(first.take(60))
+        #expect(!second.take(41))
+        #expect(second.take(40))
+        #expect(budget.bytes == 100)
+        first.release()
+        #expect(budget.bytes == 40)
+        #expect(second.take(60))
+        second.release()
+        second.release()
+        #expect(budget.bytes == 0)
+    }
+
     @Test func requestOptions() throws {
         let options = try RequestOptions.parse(["conf": "0.3", "iou": "0.5", "classes": "person, 2", "scale": "fit",
                                                 "roi": "0,0,0.5,1", "max_det": "7", "agnostic": "true", "size": "320x256"],

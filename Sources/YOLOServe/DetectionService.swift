@@ -103,7 +103,8 @@ package struct DetectionService: HTTPResponder {
             + "\"input\": {\"width\": \(input.width), \"height\": \(input.height), \"channels\": \(input.channels)}, "
             + "\"scale\": \(JSON.string(scaling)), \"kernel_family\": \(JSON.string(KernelFamily.active.name.rawValue)), "
             + "\"slots\": \(admission.slots), \"threads_per_slot\": \(detector.threads), \"queue\": \(admission.queue), "
-            + "\"max_body_bytes\": \(configuration.maxBodyBytes), \"max_pixels\": \(configuration.maxPixels)}"
+            + "\"max_body_bytes\": \(configuration.maxBodyBytes), \"max_pixels\": \(configuration.maxPixels), "
+            + "\"max_image_bytes\": \(configuration.maxImageBytes)}"
     }
 
     private static let mediaTypes = ["image/jpeg", "image/png", "multipart/form-data"]
@@ -247,7 +248,8 @@ package struct DetectionService: HTTPResponder {
     /// Decodes and detects in a slot (waiting for one first): the work of one admitted request, also
     /// what `yolo bench-serve` times without HTTP around it.
     package func detection(_ bytes: Data, name: String, options: DetectionOptions) async throws -> DetectionReport {
-        var decoding = detector.decodingOptions(for: options)
+        let memory = ImageMemory(detector: detector, options: options, limit: configuration.maxImageBytes)
+        var decoding = memory.decodingOptions
         decoding.maxPixels = min(decoding.maxPixels, configuration.maxPixels)
         let detector = self.detector
         let metrics = self.metrics
@@ -261,6 +263,7 @@ package struct DetectionService: HTTPResponder {
             if let cut = image.decodeWarnings.first(where: { $0.localizedCaseInsensitiveContains("premature end") }) {
                 throw YOLOError.invalidImage(path: name, message: "the image is truncated (\(cut))")
             }
+            try memory.checkPreparation(of: image, name: name)
             let detections = try detector.detect(image, options: options)
             let elapsed = ContinuousClock.now - start
             metrics.inference(elapsed)

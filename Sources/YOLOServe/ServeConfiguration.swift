@@ -13,6 +13,10 @@ package struct ServeConfiguration: Sendable {
     package var maxBodyBytes = 20 << 20
     /// The largest image, in pixels, a request may send (its header is read before any pixel memory).
     package var maxPixels = 40_000_000
+    /// The most memory decoding one image may take, in bytes: pixel buffers, intermediate buffers and a
+    /// progressive JPEG's coefficients, computed from its header before any is allocated (more: 400).
+    /// 256 MiB holds an 8-bit RGB image of 40 MP, an RGBA one of 38 MP, a 16-bit RGB one of 29 MP.
+    package var maxImageBytes = 256 << 20
     /// The most working memory one request's network may need (a request's `size` beyond it: 400).
     package var memoryBudget = 1 << 30
     /// What a 429 tells clients to wait, in seconds.

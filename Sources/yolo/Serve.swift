@@ -51,6 +51,9 @@ struct Serve: ParsableCommand, KernelSelecting {
     @Option(name: .customLong("max-pixels"), help: "The largest image a request may send, in megapixels (its header is checked before any pixel memory is taken).")
     var maxMegapixels: Double = 40
 
+    @Option(name: .customLong("max-image-memory"), help: ArgumentHelp("The most memory decoding one image may take, e.g. 256MB (pixel and coefficient buffers, computed from its header before any is allocated).", valueName: "size"))
+    var maxImageMemory = "256MB"
+
     @Option(name: .customLong("header-timeout"), help: "Seconds a connection may take to send a request's headers (from when it opens or its last answer), and the longest pause inside a body; then it is closed.")
     var headerTimeout: Double = 10
 
@@ -67,6 +70,9 @@ struct Serve: ParsableCommand, KernelSelecting {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0...65535, got \(port)") }
         guard MemoryBudget.parse(maxBody) != nil else { throw ValidationError("--max-body must be a size such as 20MB or 512K; got '\(maxBody)'") }
         guard maxMegapixels > 0, maxMegapixels <= 1000 else { throw ValidationError("--max-pixels must be in (0, 1000] megapixels") }
+        guard MemoryBudget.parse(maxImageMemory) != nil else {
+            throw ValidationError("--max-image-memory must be a size such as 256MB or 1G; got '\(maxImageMemory)'")
+        }
         for (flag, value) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout)] where !(value > 0 && value <= 3600) {
             throw ValidationError("\(flag) must be in (0, 3600] seconds, got \(value)")
         }
@@ -89,6 +95,7 @@ struct Serve: ParsableCommand, KernelSelecting {
         configuration.queue = queue ?? 4 * configuration.slots
         configuration.maxBodyBytes = MemoryBudget.parse(maxBody)!
         configuration.maxPixels = Int(maxMegapixels * 1_000_000)
+        configuration.maxImageBytes = MemoryBudget.parse(maxImageMemory)!
         configuration.headerTimeout = .milliseconds(Int64(headerTimeout * 1000))
         configuration.bodyTimeout = .milliseconds(Int64(bodyTimeout * 1000))
         configuration.modelName = modelName

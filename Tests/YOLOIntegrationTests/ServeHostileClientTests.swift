@@ -4,8 +4,8 @@ import Testing
 import YOLOTestSupport
 
 /// `yolo serve` against clients that try to hold it up (issue 37): bodies that stall or trickle, headers
-/// that never end, transfer codings it cannot read, `Expect: 100-continue`, malformed heads. Each test
-/// starts its own server on a free port.
+/// that never end, transfer codings it cannot read, `Expect: 100-continue`, images whose memory is out
+/// of proportion to their bytes, forms of many parts. Each test starts its own server on a free port.
 @Suite(.serialized, .enabled(if: TestPaths.hasV4Weights, Comment(rawValue: Skip.noV4Weights)))
 struct ServeHostileClientTests {
     /// A new connection that has sent `bytes` and reads nothing yet.
@@ -132,6 +132,38 @@ struct ServeHostileClientTests {
             #expect((answer.json?["error"] as? String)?.contains(fragment) == true, "\(answer.text)")
             #expect(try server.send("/healthz").status == 200)
         }
+        #expect(server.stop() == 0)
+    }
+
+    /// Memory out of proportion to the bytes: a 1 x 1,000,000 PNG stretched to the network's 416 columns
+    /// (5 GB of resampling rows for 3 MB of pixels; the server before took them, and 26 s), refused from
+    /// its header; with size=auto (32 columns, whose width follows the image) once decoded. Images over
+    /// --max-image-memory; a form of many parts.
+    @Test func imagesAndFormsOverTheirLimits() throws {
+        let server = try ServerProcess(["--max-image-memory", "64MB"])
+        let tall = try Image(width: 1, height: 1_000_000, pixels: [UInt8](repeating: 128, count: 3_000_000)).pngData()
+        let stretched = try server.detect(tall, query: "scale=stretch")
+        #expect(stretched.status == 400)
+        #expect((stretched.json?["error"] as? String)?.contains("bytes of memory, more than the limit of 67108864") == true, "\(stretched.text)")
+        let automatic = try server.detect(tall, query: "scale=stretch&size=auto")
+        #expect(automatic.status == 400)
+        #expect((automatic.json?["error"] as? String)?.contains("--max-image-memory") == true, "\(automatic.text)")
+        // At fit: 15 bytes a pixel (the image and its planar floats) and 12 per network column and row:
+        // 1800 x 1800 takes 57.6 MB, under 64 MiB; 2400 x 2400 takes 98.4 MB.
+        for (side, status) in [(1800, 200), (2400, 400)] {
+            let png = try Image(width: side, height: side, pixels: [UInt8](repeating: 90, count: side * side * 3)).pngData()
+            #expect(try server.detect(png).status == status, "\(side)x\(side)")
+        }
+        #expect((try server.send("/v1/models").json?["max_image_bytes"] as? Int) == 64 << 20)
+
+        var form = Data()
+        for _ in 0..<100_000 { form += Data("--b\r\nContent-Disposition: form-data; name=\"conf\"\r\n\r\n\r\n".utf8) }
+        form += Data("--b--\r\n".utf8)
+        let start = ContinuousClock.now
+        let answer = try server.send(method: "POST", "/v1/detect", headers: [("Content-Type", "multipart/form-data; boundary=b")], body: form)
+        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(answer.status == 413)
+        #expect((answer.json?["error"] as? String)?.contains("more than 16 parts") == true, "\(answer.text)")
         #expect(server.stop() == 0)
     }
 }

@@ -6,6 +6,8 @@ import YOLOTestSupport
 /// `yolo serve` against clients that try to hold it up (issue 37): bodies that stall or trickle, headers
 /// that never end, transfer codings it cannot read, `Expect: 100-continue`, images whose memory is out
 /// of proportion to their bytes, forms of many parts. Each test starts its own server on a free port.
+/// `scripts/serve-attack.py` (in `make serve-load`) runs the same attacks at scale and times the server's
+/// answers to others meanwhile.
 @Suite(.serialized, .enabled(if: TestPaths.hasV4Weights, Comment(rawValue: Skip.noV4Weights)))
 struct ServeHostileClientTests {
     /// A new connection that has sent `bytes` and reads nothing yet.

@@ -117,7 +117,9 @@ clean:
 	rm -rf .build out
 
 # `yolo serve` under load on loopback (hey at concurrency 1, 4, 32; RSS over 20,000 requests) against the
-# in-process baseline; DURATION (s per run) and REQUESTS override (docs/SERVING.md). Not part of `make test`.
+# in-process baseline, then hostile clients one at a time (scripts/serve-attack.py: /healthz and detection
+# latency while each runs); DURATION (s per run), REQUESTS, ATTACK_SECONDS, ATTACKS_ONLY=1 override
+# (docs/SERVING.md). Not part of `make test`.
 serve-load: model
 	bash scripts/serve-load.sh
 

@@ -6,7 +6,7 @@
 //   LayerGeometry.inputShapes / .outputShape, Shape, Model.init(description:convolutions:labels:),
 //   ConvolutionParameters.init(weights:biases:), FloatBuffer (SharedBuffer<Float>.init(_:)),
 //   Network.checkMemory(_:width:height:budget:), Network.init(model:width:height:algorithm:memoryBudget:),
-//   Network.forward(_: Tensor, workspace:), Tensor.init(zeros:), Detector.init(model:algorithm:threads:),
+//   Network.forward(_: Tensor, workspace:), Tensor.init(zeros:), Detector.init(model:algorithm:threading:),
 //   Detector.detect(_:options:), Image.init(width:height:pixels:), DetectionOptions.
 import Foundation
 import Synchronization

@@ -35,7 +35,7 @@ struct Detect: ParsableCommand, KernelSelecting {
     @OptionGroup var model: ModelOptions
     @OptionGroup var kernelOptions: KernelOptions
 
-    @Option(help: "Confidence threshold: objectness × class probability must exceed it (default 0.25; yolo track: 0.1, as ByteTrack's second association needs low-score boxes).")
+    @Option(help: "Confidence threshold: objectness × class probability must exceed it (default 0.25). yolo track: also where tracks start; it detects down to 0.1 whatever this is, as ByteTrack's second association needs low-score boxes.")
     var conf: Float?
 
     @Option(help: "IoU above which a less confident box of the same class is suppressed.")
@@ -121,9 +121,9 @@ struct Detect: ParsableCommand, KernelSelecting {
     }
 
     /// The request options the flags describe.
-    func detectionOptions(defaultConfidence: Float = 0.25) throws -> DetectionOptions {
+    func detectionOptions() throws -> DetectionOptions {
         var options = DetectionOptions()
-        options.confidenceThreshold = conf ?? defaultConfidence
+        options.confidenceThreshold = conf ?? options.confidenceThreshold
         options.iouThreshold = iou
         options.scaling = scale?.scaling
         options.classAgnostic = agnostic

@@ -41,12 +41,14 @@ struct DetectorAPITests {
     /// `await`: an async overload would make that an error), and `detections(in:)` awaits the same bits.
     @Test func synchronousAndAsynchronousDetectionFromAsyncCode() async throws {
         let detector = try Detector(model: #require(TinyYOLO.model))
+        var found = 0
         for image in try Self.samples() {
             let now = try detector.detect(image)
             let awaited = try await detector.detections(in: image)
             #expect(now == awaited)
-            #expect(!now.isEmpty)
+            found += now.count
         }
+        #expect(found > 0)
     }
 
     /// A cancelled task's `detections(in:)` throws `CancellationError` before any pass.

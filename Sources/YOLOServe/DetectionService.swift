@@ -274,7 +274,7 @@ package struct DetectionService: HTTPResponder {
     /// Request options, checked against the model (class names, region); a bad one is a 400.
     private func options(_ fields: [String: String]) throws(ServeError) -> DetectionOptions {
         do {
-            let options = try RequestOptions.parse(fields, memoryBudget: configuration.memoryBudget)
+            let options = try RequestOptions.parse(fields, memoryBudget: configuration.detectorMemoryBytes)
             try detector.validate(options)
             return options
         } catch {

@@ -56,6 +56,34 @@ struct ServeUnitTests {
         #expect(order.withLock { $0 } == [1, 2, 3, 4])
     }
 
+    /// The memory budget is split into bodies, one image per slot and the detector's part; a budget that
+    /// leaves the detector nothing is refused with each part named.
+    @Test func memoryBudgetParts() throws {
+        var configuration = ServeConfiguration()
+        configuration.slots = 2
+        configuration.queue = 8
+        configuration.maxBodyBytes = 20 << 20
+        configuration.maxImageBytes = 256 << 20
+        #expect(configuration.uploadBudgetBytes == 200 << 20)
+        #expect(configuration.memoryBudget == (200 << 20) + (512 << 20) + ServeConfiguration.defaultDetectorMemory)
+        #expect(configuration.detectorMemoryBytes == ServeConfiguration.defaultDetectorMemory)
+        try configuration.checkMemory()
+        configuration.memoryBytes = 1 << 30
+        #expect(configuration.detectorMemoryBytes == (1 << 30) - (712 << 20))
+        configuration.memoryBytes = 700 << 20
+        #expect(throws: YOLOError.self) { try configuration.checkMemory() }
+    }
+
+    /// `quietFor` is nil while a request is admitted and counts from when the last one left.
+    @Test func admissionTellsHowLongItWasQuiet() throws {
+        let admission = Admission(slots: 1, queue: 1)
+        try admission.enter()
+        #expect(admission.quietFor == nil)
+        admission.leave()
+        let quiet = try #require(admission.quietFor)
+        #expect(quiet >= .zero && quiet < .seconds(5))
+    }
+
     @Test func multipartForm() throws {
         #expect(MultipartForm.boundary(inContentType: "multipart/form-data; boundary=abc") == "abc")
         #expect(MultipartForm.boundary(inContentType: "multipart/form-data; charset=utf-8; boundary=\"a b\"") == "a b")

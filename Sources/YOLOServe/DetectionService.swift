@@ -97,7 +97,7 @@ package struct DetectionService: HTTPResponder {
     private func modelsJSON() -> String {
         let model = detector.model
         let input = model.description.inputShape
-        let scaling = OptionText.scalings.first { $0.scaling == model.preferredScaling }?.name ?? model.preferredScaling.rawValue
+        let scaling = OptionText.name(model.preferredScaling, model.preferredResampling)
         return "{\"model\": \(JSON.string(configuration.modelName)), "
             + "\"classes\": [\(model.labels.map(JSON.string).joined(separator: ", "))], "
             + "\"input\": {\"width\": \(input.width), \"height\": \(input.height), \"channels\": \(input.channels)}, "

@@ -168,9 +168,9 @@ public final class Detector: Sendable {
         let crop = try Geometry.region(of: options.regionOfInterest, width: image.width, height: image.height)
         let size = try networkSize(for: options, regionWidth: crop.width, regionHeight: crop.height)
         let built = try network(width: size.width, height: size.height, memoryBudget: options.memoryBudget)
-        let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop,
-                                 scaling: options.scaling ?? model.description.preferredScaling,
-                                 networkWidth: size.width, networkHeight: size.height)
+        let (scaling, resampling) = model.description.fitting(options)
+        let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: scaling,
+                                 resampling: resampling, networkWidth: size.width, networkHeight: size.height)
         let (network, scratch) = try memory.borrow(for: built, pool: workers)
         defer { memory.giveBack(scratch, for: network) }
         Geometry.makeInput(image, plan: plan, channels: network.inputShape.channels, into: scratch.input)

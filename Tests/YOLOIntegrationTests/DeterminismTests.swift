@@ -42,6 +42,13 @@ struct DeterminismTests {
         return try images.map { try fingerprint(detector.detect(contentsOf: $0).detections) }
     }
 
+    /// With ../shared, the suite compares the 34 images (4 samples, 30 dev images); without it, the samples alone.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: TestPaths.shared + "/data/coco-val2017-dev/images"),
+                   "\(Skip.noShared): the suite compares the 4 samples only"))
+    func comparesTheThirtyFourSampleAndDevImages() {
+        #expect(Self.images.count == 34)
+    }
+
     @Test func theAPIGivesTheSameBitsAtOneTwoAndThreeThreads() throws {
         #expect(Self.images.count >= 4)
         let reference = try Self.apiDetections(threads: 1)

@@ -44,6 +44,8 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         // zlib's deflate for the PNG writer, which compresses strips of rows on several threads.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // KissFFT (BSD-3-Clause) for the object trackers' correlation filters; float build, Debian's libkissfft-dev.
+        .systemLibrary(name: "CKissFFT", pkgConfig: "kissfft-float", providers: [.apt(["libkissfft-dev"])]),
         // FFmpeg 5.1 (Debian 12), one module per library, for YOLOVideo only.
         .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev"])]),
         .systemLibrary(name: "CAVCodec", pkgConfig: "libavcodec", providers: [.apt(["libavcodec-dev"])]),
@@ -62,7 +64,7 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(["-target-cpu", "haswell"])]),
         .target(name: "YOLOKernelsAVX512", dependencies: ["YOLOKernels"],
                 swiftSettings: [.unsafeFlags(["-target-cpu", "skylake-avx512"])]),
-        .target(name: "YOLO", dependencies: ["COpenBLAS", "CLAPACK", "CTurboJPEG", "CPNG", "CZlib", "YOLOKernels",
+        .target(name: "YOLO", dependencies: ["COpenBLAS", "CLAPACK", "CTurboJPEG", "CPNG", "CZlib", "CKissFFT", "YOLOKernels",
                                              "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOPrefetch"]),
         .target(name: "YOLOModels", dependencies: ["YOLO"], exclude: ["PROVENANCE.md"],
                 resources: [.copy("Resources/yolov4-tiny-lut8.yolo"), .copy("Resources/yolov3-tiny-lut8.yolo")]),

@@ -1,0 +1,1 @@
+#include <kiss_fftndr.h>

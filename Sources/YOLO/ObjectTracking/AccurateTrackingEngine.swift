@@ -2,12 +2,11 @@
 /// and a DSST scale filter (CSRT-style).
 ///
 /// Each frame: the window at the last position and scale is scored by the filter; its peak moves the target; the
-/// scale filter, sampled at the new position, changes the size. Then, unless the confidence is at or below 0.3
-/// (lost), the colour model, the mask, the filter and the scale filter learn from the new window.
+/// scale filter, sampled at the new position, changes the size; at or below 0.3 (lost) the target stays. Above 0.5,
+/// the colour model, the mask, the filter and the scale filter learn from the new window.
 final class AccurateTrackingEngine: TrackingEngine {
     static let padding = 2.0, templateArea = 150.0 * 150.0, cellSize = 4
     static let learningRate: Float = 0.02, weightRate: Float = 0.02, scaleRate: Float = 0.025, labelSigmaFactor = 0.08
-    static let confidence = TrackingConfidence(floor: 3, ceiling: 8)
 
     private let geometry: TemplateGeometry
     private let window: [Float]
@@ -16,6 +15,7 @@ final class AccurateTrackingEngine: TrackingEngine {
     private var colors: SpatialReliability
     private var target: TargetState
     private var scale = 1.0
+    private var confidence = TrackingConfidence()
     private let (seedWidth, seedHeight): (Double, Double)
 
     init(frame: TrackingFrame, target: TargetState) {
@@ -46,16 +46,15 @@ final class AccurateTrackingEngine: TrackingEngine {
         var z = TrackingFeatures.hogColorNames.extract(frame, geometry.sampler(x: target.centerX, y: target.centerY, scale: scale), geometry)
         z.applyWindow(window)
         let peak = ResponsePeak(response: filter.response(to: z), width: geometry.columns, height: geometry.rows)
-        let confidence = Self.confidence.confidence(psr: peak.psr)
+        let confidence = self.confidence.assess(peak)
         guard confidence > ObjectObservation.lostThreshold else { return (target, confidence) }
-        let (px, py) = geometry.cellPixels(scale: scale)
-        target.centerX += peak.dx * px
-        target.centerY += peak.dy * py
+        target.move(by: peak, cellPixels: geometry.cellPixels(scale: scale))
         scale *= scaleFilter.estimate(frame, target)
         target.width = seedWidth * scale
         target.height = seedHeight * scale
         target = target.clamped(frameWidth: frame.width, frameHeight: frame.height, minimum: 4)
         scale = target.width / seedWidth
+        guard confidence > TrackingConfidence.trusted else { return (target, confidence) }
         let sampler = geometry.sampler(x: target.centerX, y: target.centerY, scale: scale)
         let (gray, rgb) = (sampler.gray(frame), sampler.rgb(frame))
         let box = Self.templateBox(geometry)

@@ -2,18 +2,19 @@
 ///
 /// Each frame: the window at the last position is sampled at the last scale × {1/1.05, 1, 1.05}, each scored by
 /// the filter; the best response (non-unit scales discounted by `scalePenalty`) moves the target and its scale.
-/// Then the filter learns from the window at the new position, unless the confidence is at or below 0.3 (lost).
+/// The target stays where it was while the confidence is at or below 0.3 (lost); the filter learns from the window
+/// at the new position only when the confidence is above 0.5, so an uncertain frame teaches it nothing.
 final class FastTrackingEngine: TrackingEngine {
     static let padding = 1.5, templateArea = 96.0 * 96.0, cellSize = 4
     static let scales = [1 / 1.05, 1, 1.05], scalePenalty: Float = 0.97
     static let learningRate: Float = 0.02, labelSigmaFactor = 0.1
-    static let confidence = TrackingConfidence(floor: 3, ceiling: 8)
 
     private let geometry: TemplateGeometry
     private let window: [Float]
     private let filter: KernelizedCorrelationFilter
     private var target: TargetState
     private var scale = 1.0
+    private var confidence = TrackingConfidence()
     private let (seedWidth, seedHeight): (Double, Double)
 
     init(frame: TrackingFrame, target: TargetState) {
@@ -38,20 +39,20 @@ final class FastTrackingEngine: TrackingEngine {
             if best == nil || score > best!.score { best = (score, peak, s) }
         }
         guard let best else { return (target, 0) }
-        let confidence = Self.confidence.confidence(psr: best.peak.psr)
+        let confidence = self.confidence.assess(best.peak)
         if confidence > ObjectObservation.lostThreshold {
             let newScale = scale * best.scale
-            let (px, py) = geometry.cellPixels(scale: newScale)
-            target.centerX += best.peak.dx * px
-            target.centerY += best.peak.dy * py
+            target.move(by: best.peak, cellPixels: geometry.cellPixels(scale: newScale))
             scale = newScale
             target.width = seedWidth * scale
             target.height = seedHeight * scale
             target = target.clamped(frameWidth: frame.width, frameHeight: frame.height, minimum: 4)
             scale = target.width / seedWidth
-            var x = features(frame, scale: scale)
-            x.applyWindow(window)
-            filter.update(with: x, rate: Self.learningRate)
+            if confidence > TrackingConfidence.trusted {
+                var x = features(frame, scale: scale)
+                x.applyWindow(window)
+                filter.update(with: x, rate: Self.learningRate)
+            }
         }
         return (target, confidence)
     }

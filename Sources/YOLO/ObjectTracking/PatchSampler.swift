@@ -3,12 +3,14 @@
 /// The window is centred on (`centerX`, `centerY`) (frame pixels, continuous: pixel (i, j) covers [i, i+1) × [j, j+1)
 /// and has its centre at i + 0.5) and spans `windowWidth × windowHeight` frame pixels; the output has
 /// `width × height` samples, bilinear, with coordinates clamped to the frame (the edge pixels repeat outside it).
-/// When a window sample covers more than two frame pixels, each sample averages a 2×2 grid of bilinear taps
+/// When a window sample spans more than three frame pixels, each sample averages a 2×2 grid of bilinear taps
 /// spread over its footprint, which keeps downscaled HOG from aliasing.
 struct PatchSampler {
     let centerX: Double, centerY: Double
     let windowWidth: Double, windowHeight: Double
     let width: Int, height: Int
+    /// Average 2×2 taps per sample whatever the step (consistent smoothing across scales), not only past 3 pixels.
+    var alwaysAntialias = false
 
     /// Frame x of output column `i` (its sample centre), and likewise y of row `j`.
     private func frameX(_ i: Double) -> Double { centerX + (i + 0.5 - Double(width) / 2) * windowWidth / Double(width) }
@@ -27,32 +29,40 @@ struct PatchSampler {
     private func sample<P: SampledPixel>(_ source: UnsafeBufferPointer<P>, channels: Int, frameWidth: Int, frameHeight: Int)
         -> [Float] {
         let stepX = windowWidth / Double(width), stepY = windowHeight / Double(height)
-        let taps = stepX > 2 || stepY > 2 ? [-0.25, 0.25] : [0.0]
+        let taps = alwaysAntialias || stepX > 3 || stepY > 3 ? [-0.25, 0.25] : [0.0]
         let weight = Float(1) / Float(taps.count * taps.count)
-        var out = [Float](repeating: 0, count: width * height * channels)
-        // Columns' tap positions once: for each column and tap, the two source columns and the right weight.
+        // Per output column and tap: the two source offsets (pixel × channels) and the right one's weight.
         var columns: [(Int, Int, Float)] = []
         for i in 0..<width {
-            for t in taps { columns.append(Self.taps(frameX(Double(i)) + t * stepX, limit: frameWidth)) }
+            for t in taps {
+                let (x0, x1, fx) = Self.taps(frameX(Double(i)) + t * stepX, limit: frameWidth)
+                columns.append((x0 * channels, x1 * channels, fx))
+            }
         }
-        for j in 0..<height {
-            for ty in taps {
-                let (y0, y1, fy) = Self.taps(frameY(Double(j)) + ty * stepY, limit: frameHeight)
-                for i in 0..<width {
-                    for t in 0..<taps.count {
-                        let (x0, x1, fx) = columns[i * taps.count + t]
-                        let (a, b) = ((y0 * frameWidth + x0) * channels, (y0 * frameWidth + x1) * channels)
-                        let (d, e) = ((y1 * frameWidth + x0) * channels, (y1 * frameWidth + x1) * channels)
-                        for c in 0..<channels {
-                            let top = source[a + c].floatValue * (1 - fx) + source[b + c].floatValue * fx
-                            let bottom = source[d + c].floatValue * (1 - fx) + source[e + c].floatValue * fx
-                            out[(j * width + i) * channels + c] += weight * (top * (1 - fy) + bottom * fy)
+        let rowStride = frameWidth * channels, tapCount = taps.count
+        return [Float](unsafeUninitializedCapacity: width * height * channels) { out, initialized in
+            out.initialize(repeating: 0)
+            for j in 0..<height {
+                for ty in taps {
+                    let (y0, y1, fy) = Self.taps(frameY(Double(j)) + ty * stepY, limit: frameHeight)
+                    let (top, bottom) = (y0 * rowStride, y1 * rowStride)
+                    let (wTop, wBottom) = (weight * (1 - fy), weight * fy)
+                    var o = j * width * channels
+                    for i in 0..<width {
+                        for t in 0..<tapCount {
+                            let (a, b, fx) = columns[i * tapCount + t]
+                            for c in 0..<channels {
+                                let upper = source[top + a + c].floatValue * (1 - fx) + source[top + b + c].floatValue * fx
+                                let lower = source[bottom + a + c].floatValue * (1 - fx) + source[bottom + b + c].floatValue * fx
+                                out[o + c] += wTop * upper + wBottom * lower
+                            }
                         }
+                        o += channels
                     }
                 }
             }
+            initialized = width * height * channels
         }
-        return out
     }
 
     /// The two neighbouring pixel indices of continuous coordinate `p` and the weight of the second, clamped.

@@ -32,7 +32,8 @@ final class ScaleFilter {
         (numerator, denominator) = learn(samples(frame, target))
     }
 
-    /// The factor by which the target's size changed, from the response peak (sub-step by parabola).
+    /// The factor by which the target's size changed: `step` to the power of the response peak's shift (whole steps,
+    /// as DSST: no sub-step interpolation, whose small biases would compound into a creeping size on a still scene).
     func estimate(_ frame: TrackingFrame, _ target: TargetState) -> Double {
         let z = samples(frame, target)
         let n = Self.count
@@ -52,12 +53,7 @@ final class ScaleFilter {
         let real = (0..<n).map { response[2 * $0] }
         var best = 0
         for k in 1..<n where real[k] > real[best] { best = k }
-        let (left, right) = (real[(best + n - 1) % n], real[(best + 1) % n])
-        let curvature = left - 2 * real[best] + right
-        let offset = curvature < 0 ? Double(min(max(0.5 * (left - right) / curvature, -0.5), 0.5)) : 0
-        var shift = Double(best) + offset
-        if shift > Double(n) / 2 { shift -= Double(n) }
-        return pow(Self.step, shift)
+        return pow(Self.step, Double(best > n / 2 ? best - n : best))
     }
 
     /// Moves the filter toward the samples at `target` by `rate`.
@@ -92,7 +88,8 @@ final class ScaleFilter {
         for k in 0..<n {
             let factor = pow(Self.step, Double(k - (n - 1) / 2))
             let sampler = PatchSampler(centerX: target.centerX, centerY: target.centerY, windowWidth: target.width * factor,
-                                       windowHeight: target.height * factor, width: modelWidth, height: modelHeight)
+                                       windowHeight: target.height * factor, width: modelWidth, height: modelHeight,
+                                       alwaysAntialias: true)
             let hog = HOGFeatures.compute(gray: sampler.gray(frame), width: modelWidth, height: modelHeight, cellSize: Self.cellSize)
             columns.append(hog.values.map { $0 * window[k] })
         }

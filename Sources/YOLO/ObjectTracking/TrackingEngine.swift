@@ -21,3 +21,17 @@ extension TargetState {
                     height: min(max(height, minimum), 2 * Double(frameHeight)))
     }
 }
+
+extension TargetState {
+    /// Shifts of the response peak under this many cells are taken as no motion: the filter's fit to its label is
+    /// not exactly symmetric, and its sub-cell bias would otherwise walk the box off a still object frame by frame.
+    static let deadZone = 0.1
+
+    /// Moves the centre by a response peak's shift (cells) at `cellPixels` frame pixels per cell.
+    mutating func move(by peak: ResponsePeak, cellPixels: (Double, Double)) {
+        if abs(peak.dx) >= Self.deadZone || abs(peak.dy) >= Self.deadZone {
+            centerX += peak.dx * cellPixels.0
+            centerY += peak.dy * cellPixels.1
+        }
+    }
+}

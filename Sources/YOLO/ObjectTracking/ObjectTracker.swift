@@ -17,8 +17,10 @@
 public final class ObjectTracker: Sendable {
     /// The algorithm this tracker runs.
     public let level: TrackingLevel
-    /// The size every frame must have, in pixels.
-    public let frameWidth: Int, frameHeight: Int
+    /// The width every frame must have, in pixels (the seed frame's).
+    public let frameWidth: Int
+    /// The height every frame must have, in pixels (the seed frame's).
+    public let frameHeight: Int
     private let state: Locked<State>
 
     private struct State: @unchecked Sendable {  // the engine is only touched under the lock

@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+@_spi(Engine) @testable import YOLO
+
+/// Synthetic clips for the object trackers: a textured square on a smooth background.
+enum TrackingClips {
+    /// A 320×240 frame: a smooth background, and a 48×48 noise-textured square at (`x`, 96) (cut at the right edge).
+    static func square(at x: Int) -> Image {
+        let (w, h) = (320, 240)
+        var pixels = [UInt8](repeating: 0, count: w * h * 3)
+        for y in 0..<h {
+            for px in 0..<w {
+                let v = 100 + 40 * sin(Double(px) / 23) * cos(Double(y) / 17)
+                for c in 0..<3 { pixels[(y * w + px) * 3 + c] = UInt8(v) &+ UInt8(c * 10) }
+            }
+        }
+        var random = SeededRandom(seed: 42)
+        for y in 0..<48 {
+            for dx in 0..<48 {
+                let v = UInt8(random.next() % 256), b = UInt8(random.next() % 256)
+                guard x + dx < w, x + dx >= 0 else { continue }
+                let p = ((96 + y) * w + x + dx) * 3
+                (pixels[p], pixels[p + 1], pixels[p + 2]) = (v, 255 - v, b)
+            }
+        }
+        return Image(width: w, height: h, pixels: pixels)
+    }
+}
+
+@Suite struct ObjectTrackerTests {
+    /// The square moves right 8 px a frame from x = 100 and has left the frame entirely at frame 28.
+    @Test(arguments: TrackingLevel.allCases)
+    func confidenceFallsWhenTheObjectLeaves(level: TrackingLevel) throws {
+        let tracker = try ObjectTracker(image: TrackingClips.square(at: 100), box: Rect(x: 100, y: 96, width: 48, height: 48), level: level)
+        var confidences: [Int: Double] = [:]
+        for t in 1...40 {
+            let seen = try tracker.update(with: TrackingClips.square(at: 100 + 8 * t))
+            confidences[t] = seen.confidence
+            if t <= 20 {
+                #expect(seen.confidence > 0.5, "frame \(t): \(seen.confidence)")
+                #expect(abs(seen.box.x - Double(100 + 8 * t)) < 4, "frame \(t): \(seen.box)")
+            }
+        }
+        let gone = 28
+        #expect((gone...(gone + 10)).contains { confidences[$0]! < 0.3 }, "\(confidences.sorted { $0.key < $1.key })")
+        #expect(confidences[40]! < 0.3, "still lost at frame 40: \(confidences[40]!)")
+    }
+
+    /// One photo repeated 200 frames: the box must not shrink or walk (Vision's box does).
+    @Test(arguments: TrackingLevel.allCases)
+    func stillSceneKeepsTheBox(level: TrackingLevel) throws {
+        let photo = try Image(contentsOf: TestPaths.root + "/Samples/astronaut.png")
+        let seed = Rect(x: 180, y: 40, width: 140, height: 160)
+        let tracker = try ObjectTracker(image: photo, box: seed, level: level)
+        let frame = TrackingFrame(photo)
+        var last = tracker.lastObservation
+        for _ in 1..<200 { last = try tracker.update(with: frame) }
+        #expect(last.frameIndex == 199)
+        #expect(last.box.iou(seed) >= 0.95, "\(last.box)")
+        #expect(last.confidence > 0.5)
+    }
+
+    @Test func badBoxesAreUserErrors() throws {
+        let image = TrackingClips.square(at: 100)
+        for box in [Rect(x: 400, y: 10, width: 20, height: 20), Rect(x: -50, y: -50, width: 20, height: 20),
+                    Rect(x: 10, y: 10, width: 0, height: 20), Rect(x: 10, y: 10, width: 1, height: 1),
+                    Rect(x: 10, y: 10, width: .nan, height: 5), Rect(x: 319, y: 10, width: 30, height: 30)] {
+            #expect(throws: YOLOError.self, "\(box)") { try ObjectTracker(image: image, box: box, level: .fast) }
+        }
+        // Partly outside: clipped to the frame.
+        let tracker = try ObjectTracker(image: image, box: Rect(x: -10, y: 200, width: 40, height: 80), level: .fast)
+        #expect(tracker.lastObservation.box == Rect(x: 0, y: 200, width: 30, height: 40))
+    }
+
+    @Test func frameOfAnotherSizeIsAUserError() throws {
+        let tracker = try ObjectTracker(image: TrackingClips.square(at: 100), box: Rect(x: 100, y: 96, width: 48, height: 48))
+        let other = Image(width: 160, height: 120, pixels: [UInt8](repeating: 0, count: 160 * 120 * 3))
+        #expect(throws: YOLOError.self) { try tracker.update(with: other) }
+    }
+
+    @Test func seedsFromNormalizedBoxesAndDetections() throws {
+        let image = TrackingClips.square(at: 100)
+        let normalized = Rect(x: 100.0 / 320, y: 96.0 / 240, width: 48.0 / 320, height: 48.0 / 240)
+        let a = try ObjectTracker(image: image, normalizedBox: normalized, level: .fast)
+        let b = try ObjectTracker(image: image, detection: Detection(box: normalized, classIndex: 0, label: "thing", confidence: 0.9), level: .fast)
+        for tracker in [a, b] {
+            let seen = try tracker.update(with: TrackingClips.square(at: 108))
+            #expect(abs(seen.box.x - 108) < 3 && abs(seen.box.y - 96) < 3, "\(seen.box)")
+            #expect(abs(seen.normalizedBox.x - seen.box.x / 320) < 1e-12)
+            #expect(seen.visionBoundingBox.y == 1 - seen.normalizedBox.maxY)
+        }
+    }
+
+    /// Ten `.fast` trackers on one 640×480 stream, one frame conversion each: at least 30 frames a second on one
+    /// core (thread CPU time, so a busy machine does not fail it).
+    @Test func tenFastTrackersKeepUpWithAStream() throws {
+        let frames = (0..<31).map { t in Self.busyStream(t) }
+        let boxes = (0..<10).map { i in Rect(x: Double(20 + (i % 5) * 120), y: Double(40 + (i / 5) * 220), width: 64, height: 64 + Double(i) * 4) }
+        let trackers = try boxes.map { try ObjectTracker(image: frames[0], box: $0, level: .fast) }
+        let start = threadCPUSeconds()
+        for frame in frames.dropFirst() { _ = try ObjectTracker.update(trackers, with: frame) }
+        let rate = Double(frames.count - 1) / (threadCPUSeconds() - start)
+        #expect(rate >= 30, "\(rate) frames/s for ten trackers")
+    }
+
+    /// Several threads updating one tracker take turns (it is `Sendable`); the result is one of the sequences.
+    @Test func concurrentUpdatesAreSafe() async throws {
+        let tracker = try ObjectTracker(image: TrackingClips.square(at: 100), box: Rect(x: 100, y: 96, width: 48, height: 48), level: .fast)
+        let frame = TrackingFrame(TrackingClips.square(at: 100))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 { group.addTask { for _ in 0..<5 { _ = try tracker.update(with: frame) } } }
+            try await group.waitForAll()
+        }
+        #expect(tracker.lastObservation.frameIndex == 20)
+    }
+
+    /// A 640×480 frame of smooth texture shifted 2 px per frame.
+    static func busyStream(_ t: Int) -> Image {
+        let (w, h) = (640, 480)
+        var pixels = [UInt8](repeating: 0, count: w * h * 3)
+        for y in 0..<h {
+            for x in 0..<w {
+                let v = 128 + 60 * sin(Double(x + 2 * t) / 9) * cos(Double(y) / 13) + 50 * sin(Double(x * y) / 3000)
+                pixels[(y * w + x) * 3] = UInt8(max(0, min(255, v)))
+                pixels[(y * w + x) * 3 + 1] = UInt8(max(0, min(255, 255 - v)))
+                pixels[(y * w + x) * 3 + 2] = UInt8((x + y) % 256)
+            }
+        }
+        return Image(width: w, height: h, pixels: pixels)
+    }
+}
+
+/// CPU seconds this thread has used.
+func threadCPUSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}

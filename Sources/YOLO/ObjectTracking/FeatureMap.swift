@@ -1,3 +1,5 @@
+import Foundation
+
 /// Several feature planes over one grid of cells: what the correlation filters learn from.
 ///
 /// Layout: channel-major, `channels` planes of `height` rows of `width` floats; plane `c` starts at
@@ -45,5 +47,3 @@ struct FeatureMap {
         return (0..<(width * height)).map { wy[$0 / width] * wx[$0 % width] }
     }
 }
-
-import Foundation

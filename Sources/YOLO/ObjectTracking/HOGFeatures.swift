@@ -1,3 +1,5 @@
+import Foundation
+
 /// Histogram-of-oriented-gradients features per cell, as Felzenszwalb et al. define them for their part models
 /// ("Object detection with discriminatively trained part-based models", PAMI 2010, section 6): 31 planes.
 ///
@@ -114,5 +116,3 @@ enum HOGFeatures {
         return map
     }
 }
-
-import Foundation

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A kernelized correlation filter (KCF, Henriques et al., "High-speed tracking with kernelized correlation
 /// filters", PAMI 2015) with a Gaussian kernel, over multi-channel features: the `.fast` tracker's model.
 ///
@@ -112,5 +114,3 @@ final class KernelizedCorrelationFilter {
         return out
     }
 }
-
-import Foundation

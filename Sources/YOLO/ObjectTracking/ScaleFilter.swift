@@ -1,3 +1,5 @@
+import Foundation
+
 /// A one-dimensional correlation filter over scales (DSST, Danelljan et al., "Accurate scale estimation for
 /// robust visual tracking", BMVC 2014): the `.accurate` tracker's scale estimate.
 ///
@@ -102,5 +104,3 @@ final class ScaleFilter {
         return out
     }
 }
-
-import Foundation

@@ -25,7 +25,7 @@ enum TrackingFeatures {
         var map = HOGFeatures.compute(gray: gray, width: w, height: h, cellSize: cell)
         if self == .hogColorNames {
             map.append(ColorNameFeatures.compute(rgb: rgb, width: w, height: h, cellSize: cell))
-            map.append(ColorNameFeatures.gray(gray, width: w, height: h, cellSize: cell))
+            map.append(GrayFeature.compute(gray, width: w, height: h, cellSize: cell))
         }
         return map
     }

@@ -1,1 +1,1 @@
-#include <kiss_fftndr.h>
+#include <kissfft/kiss_fftndr.h>

@@ -91,6 +91,11 @@ struct EvalSOT: ParsableCommand {
             boxes.append(observation.box)
             if observation.isLost { lost += 1 }
         }
+        // Scored as written (two decimals), so the figures equal the reference scorer's on the results file.
+        boxes = boxes.map { b in
+            func cents(_ v: Double) -> Double { (v * 100).rounded() / 100 }
+            return Rect(x: cents(b.x), y: cents(b.y), width: cents(b.width), height: cents(b.height))
+        }
         let name = URL(fileURLWithPath: path).standardizedFileURL.lastPathComponent
         if let results {
             let text = boxes.map { String(format: "%.2f,%.2f,%.2f,%.2f", $0.x, $0.y, $0.width, $0.height) }.joined(separator: "\n") + "\n"

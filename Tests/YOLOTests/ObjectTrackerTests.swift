@@ -95,7 +95,10 @@ enum TrackingClips {
     /// core (thread CPU time, so a busy machine does not fail it).
     @Test func tenFastTrackersKeepUpWithAStream() throws {
         let frames = (0..<31).map { t in Self.busyStream(t) }
-        let boxes = (0..<10).map { i in Rect(x: Double(20 + (i % 5) * 120), y: Double(40 + (i / 5) * 220), width: 64, height: 64 + Double(i) * 4) }
+        let boxes = (0..<10).map { (i: Int) -> Rect in
+            let (x, y) = (Double(20 + (i % 5) * 120), Double(40 + (i / 5) * 220))
+            return Rect(x: x, y: y, width: 64, height: 64 + 4 * Double(i))
+        }
         let trackers = try boxes.map { try ObjectTracker(image: frames[0], box: $0, level: .fast) }
         let start = threadCPUSeconds()
         for frame in frames.dropFirst() { _ = try ObjectTracker.update(trackers, with: frame) }

@@ -8,31 +8,22 @@ final class AccurateTrackingEngine: TrackingEngine {
     static let padding = 2.0, templateArea = 150.0 * 150.0, cellSize = 4
     static let learningRate: Float = 0.02, weightRate: Float = 0.02, scaleRate: Float = 0.025, labelSigmaFactor = 0.08
 
-    private let geometry: TemplateGeometry
-    private let window: [Float]
+    private var view: TrackedWindow
     private let filter: ReliableCorrelationFilter
     private let scaleFilter: ScaleFilter
     private var colors: SpatialReliability
-    private var target: TargetState
-    private var scale = 1.0
     private var confidence = TrackingConfidence()
-    private let (seedWidth, seedHeight): (Double, Double)
 
     init(frame: TrackingFrame, target: TargetState) {
-        self.target = target
-        (seedWidth, seedHeight) = (target.width, target.height)
-        geometry = TemplateGeometry(targetWidth: target.width, targetHeight: target.height, padding: Self.padding,
-                                    templateArea: Self.templateArea, cellSize: Self.cellSize)
-        window = FeatureMap.hannWindow(width: geometry.columns, height: geometry.rows)
-        let sampler = geometry.sampler(x: target.centerX, y: target.centerY, scale: 1)
+        view = TrackedWindow(target: target, padding: Self.padding, templateArea: Self.templateArea, cellSize: Self.cellSize)
+        let sampler = view.sampler()
         let (gray, rgb) = (sampler.gray(frame), sampler.rgb(frame))
-        let box = Self.templateBox(geometry)
+        let geometry = view.geometry, box = Self.templateBox(geometry)
         colors = SpatialReliability(rgb: rgb, width: geometry.templateWidth, height: geometry.templateHeight, box: box)
         var f = TrackingFeatures.hogColorNames.extract(gray: gray, rgb: rgb, geometry)
-        f.applyWindow(window)
-        let sigma = (geometry.targetColumns * geometry.targetRows).squareRoot() * Self.labelSigmaFactor
+        f.applyWindow(view.window)
         filter = ReliableCorrelationFilter(training: f, mask: colors.mask(rgb: rgb, geometry: geometry, box: box),
-                                           labelSigma: max(sigma, 0.5))
+                                           labelSigma: view.labelSigma(Self.labelSigmaFactor))
         scaleFilter = ScaleFilter(frame: frame, target: target)
     }
 
@@ -43,27 +34,24 @@ final class AccurateTrackingEngine: TrackingEngine {
     }
 
     func track(_ frame: TrackingFrame) -> (TargetState, Double) {
-        var z = TrackingFeatures.hogColorNames.extract(frame, geometry.sampler(x: target.centerX, y: target.centerY, scale: scale), geometry)
-        z.applyWindow(window)
+        let geometry = view.geometry
+        var z = TrackingFeatures.hogColorNames.extract(frame, view.sampler(), geometry)
+        z.applyWindow(view.window)
         let peak = ResponsePeak(response: filter.response(to: z), width: geometry.columns, height: geometry.rows)
         let confidence = self.confidence.assess(peak)
-        guard confidence > ObjectObservation.lostThreshold else { return (target, confidence) }
-        target.move(by: peak, cellPixels: geometry.cellPixels(scale: scale))
-        scale *= scaleFilter.estimate(frame, target)
-        target.width = seedWidth * scale
-        target.height = seedHeight * scale
-        target = target.clamped(frameWidth: frame.width, frameHeight: frame.height, minimum: 4)
-        scale = target.width / seedWidth
-        guard confidence > TrackingConfidence.trusted else { return (target, confidence) }
-        let sampler = geometry.sampler(x: target.centerX, y: target.centerY, scale: scale)
+        guard confidence > ObjectObservation.lostThreshold else { return (view.target, confidence) }
+        view.move(by: peak)
+        view.rescale(to: view.scale * scaleFilter.estimate(frame, view.target), frame: frame)
+        guard confidence > TrackingConfidence.trusted else { return (view.target, confidence) }
+        let sampler = view.sampler()
         let (gray, rgb) = (sampler.gray(frame), sampler.rgb(frame))
         let box = Self.templateBox(geometry)
         colors.update(rgb: rgb, width: geometry.templateWidth, height: geometry.templateHeight, box: box)
         var f = TrackingFeatures.hogColorNames.extract(gray: gray, rgb: rgb, geometry)
-        f.applyWindow(window)
+        f.applyWindow(view.window)
         filter.update(with: f, mask: colors.mask(rgb: rgb, geometry: geometry, box: box), rate: Self.learningRate,
                       weightRate: Self.weightRate)
-        scaleFilter.update(frame, target, rate: Self.scaleRate)
-        return (target, confidence)
+        scaleFilter.update(frame, view.target, rate: Self.scaleRate)
+        return (view.target, confidence)
     }
 }

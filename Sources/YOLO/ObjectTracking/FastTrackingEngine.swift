@@ -9,55 +9,36 @@ final class FastTrackingEngine: TrackingEngine {
     static let scales = [1 / 1.05, 1, 1.05], scalePenalty: Float = 0.97
     static let learningRate: Float = 0.02, labelSigmaFactor = 0.1
 
-    private let geometry: TemplateGeometry
-    private let window: [Float]
+    private var view: TrackedWindow
     private let filter: KernelizedCorrelationFilter
-    private var target: TargetState
-    private var scale = 1.0
     private var confidence = TrackingConfidence()
-    private let (seedWidth, seedHeight): (Double, Double)
 
     init(frame: TrackingFrame, target: TargetState) {
-        self.target = target
-        (seedWidth, seedHeight) = (target.width, target.height)
-        geometry = TemplateGeometry(targetWidth: target.width, targetHeight: target.height, padding: Self.padding,
-                                    templateArea: Self.templateArea, cellSize: Self.cellSize)
-        window = FeatureMap.hannWindow(width: geometry.columns, height: geometry.rows)
-        let sigma = (geometry.targetColumns * geometry.targetRows).squareRoot() * Self.labelSigmaFactor
-        var x = TrackingFeatures.hog.extract(frame, geometry.sampler(x: target.centerX, y: target.centerY, scale: 1), geometry)
-        x.applyWindow(window)
-        filter = KernelizedCorrelationFilter(training: x, labelSigma: max(sigma, 0.5))
+        view = TrackedWindow(target: target, padding: Self.padding, templateArea: Self.templateArea, cellSize: Self.cellSize)
+        var x = TrackingFeatures.hog.extract(frame, view.sampler(), view.geometry)
+        x.applyWindow(view.window)
+        filter = KernelizedCorrelationFilter(training: x, labelSigma: view.labelSigma(Self.labelSigmaFactor))
     }
 
     func track(_ frame: TrackingFrame) -> (TargetState, Double) {
         var best: (score: Float, peak: ResponsePeak, scale: Double)?
         for s in Self.scales {
-            var z = features(frame, scale: scale * s)
-            z.applyWindow(window)
-            let peak = ResponsePeak(response: filter.response(to: z), width: geometry.columns, height: geometry.rows)
+            var z = TrackingFeatures.hog.extract(frame, view.sampler(scaledBy: s), view.geometry)
+            z.applyWindow(view.window)
+            let peak = ResponsePeak(response: filter.response(to: z), width: view.geometry.columns, height: view.geometry.rows)
             let score = peak.value * (s == 1 ? 1 : Self.scalePenalty)
             if best == nil || score > best!.score { best = (score, peak, s) }
         }
-        guard let best else { return (target, 0) }
+        guard let best else { return (view.target, 0) }
         let confidence = self.confidence.assess(best.peak)
-        if confidence > ObjectObservation.lostThreshold {
-            let newScale = scale * best.scale
-            target.move(by: best.peak, cellPixels: geometry.cellPixels(scale: newScale))
-            scale = newScale
-            target.width = seedWidth * scale
-            target.height = seedHeight * scale
-            target = target.clamped(frameWidth: frame.width, frameHeight: frame.height, minimum: 4)
-            scale = target.width / seedWidth
-            if confidence > TrackingConfidence.trusted {
-                var x = features(frame, scale: scale)
-                x.applyWindow(window)
-                filter.update(with: x, rate: Self.learningRate)
-            }
+        guard confidence > ObjectObservation.lostThreshold else { return (view.target, confidence) }
+        view.move(by: best.peak, scaledBy: best.scale)
+        view.rescale(to: view.scale * best.scale, frame: frame)
+        if confidence > TrackingConfidence.trusted {
+            var x = TrackingFeatures.hog.extract(frame, view.sampler(), view.geometry)
+            x.applyWindow(view.window)
+            filter.update(with: x, rate: Self.learningRate)
         }
-        return (target, confidence)
-    }
-
-    private func features(_ frame: TrackingFrame, scale: Double) -> FeatureMap {
-        TrackingFeatures.hog.extract(frame, geometry.sampler(x: target.centerX, y: target.centerY, scale: scale), geometry)
+        return (view.target, confidence)
     }
 }

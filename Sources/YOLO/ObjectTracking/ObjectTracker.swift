@@ -30,12 +30,15 @@ public final class ObjectTracker: Sendable {
     }
 
     /// Seeds a tracker with `box` (pixels of `frame`, top-left origin; clipped to the frame).
-    /// - Throws: `YOLOError.invalidArgument` when the box is not finite, lies outside the frame, or is under
-    ///   2 pixels wide or high once clipped.
+    /// - Throws: `YOLOError.invalidArgument` when the box is not finite, is under 2 pixels wide or high, lies
+    ///   outside the frame, or keeps under 2 pixels of width or height inside it.
     public init(frame: TrackingFrame, box: Rect, level: TrackingLevel = .accurate) throws {
         let (w, h) = (Double(frame.width), Double(frame.height))
         guard [box.x, box.y, box.width, box.height].allSatisfy(\.isFinite) else {
             throw YOLOError.invalidArgument("the box \(Self.text(box)) is not a finite rectangle")
+        }
+        guard box.width >= 2, box.height >= 2 else {
+            throw YOLOError.invalidArgument("the box \(Self.text(box)) is too small to track: at least 2x2 pixels")
         }
         let clipped = Rect(x1: max(box.minX, 0), y1: max(box.minY, 0), x2: min(box.maxX, w), y2: min(box.maxY, h))
         guard clipped.width > 0, clipped.height > 0 else {

@@ -72,8 +72,16 @@ struct EvalSOT: ParsableCommand {
         }
     }
 
-    /// Tracks one sequence from its first ground-truth box and scores it.
+    /// Tracks one sequence from its first ground-truth box and scores it; the tracker's complaints name the sequence.
     func evaluate(_ path: String) throws -> Row {
+        do {
+            return try track(path)
+        } catch YOLOError.invalidArgument(let message) {
+            throw YOLOError.invalidArgument("\(path): \(message)")
+        }
+    }
+
+    private func track(_ path: String) throws -> Row {
         let sequence = try ImageSequence(path)
         guard let truthPath = sequence.groundTruthPath else {
             throw YOLOError.fileNotFound(path: (path as NSString).appendingPathComponent("groundtruth.txt"))

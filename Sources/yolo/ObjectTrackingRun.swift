@@ -18,8 +18,17 @@ final class ObjectTrackingRun {
         self.frameRate = frameRate
     }
 
-    /// Seeds on the first frame, tracks on the others; prints the frame's line and writes its picture.
-    func handle(_ image: Image, time: Double) throws {
+    /// Seeds on the first frame, tracks on the others; prints the frame's line and writes its picture. The
+    /// tracker's complaints (a bad box, a frame of another size) name the source and the frame.
+    func handle(_ image: Image, time: Double, source: String) throws {
+        do {
+            try track(image, time: time)
+        } catch YOLOError.invalidArgument(let message) {
+            throw YOLOError.invalidArgument("\(source): frame \(frames + 1): \(message)")
+        }
+    }
+
+    private func track(_ image: Image, time: Double) throws {
         let observation: ObjectObservation
         if let tracker {
             let start = ContinuousClock.now

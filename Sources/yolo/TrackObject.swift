@@ -65,7 +65,7 @@ struct TrackObject: ParsableCommand, KernelSelecting {
         let frames = try ObjectFrames(source)
         let run = ObjectTrackingRun(command: self, frameRate: frames.frameRate)
         defer { run.discardIfUnfinished() }
-        try frames.forEach { image, time in try run.handle(image, time: time) }
+        try frames.forEach { image, time in try run.handle(image, time: time, source: source) }
         try run.finish(source: source)
     }
 

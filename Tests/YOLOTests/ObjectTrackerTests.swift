@@ -64,7 +64,8 @@ enum TrackingClips {
         let image = TrackingClips.square(at: 100)
         for box in [Rect(x: 400, y: 10, width: 20, height: 20), Rect(x: -50, y: -50, width: 20, height: 20),
                     Rect(x: 10, y: 10, width: 0, height: 20), Rect(x: 10, y: 10, width: 1, height: 1),
-                    Rect(x: 10, y: 10, width: .nan, height: 5), Rect(x: 319, y: 10, width: 30, height: 30)] {
+                    Rect(x: 10, y: 10, width: .nan, height: 5), Rect(x: 319.5, y: 10, width: 30, height: 30),
+                    Rect(x: 1e308, y: 1e308, width: 1e308, height: 1e308), Rect(x: -1e308, y: 0, width: 1e308, height: 240)] {
             #expect(throws: YOLOError.self, "\(box)") { try ObjectTracker(image: image, box: box, level: .fast) }
         }
         // Partly outside: clipped to the frame.

@@ -56,6 +56,7 @@ import Testing
         try expectOneLineFailure(["track-object", folder, "--box", "400,10,20,20"], mentioning: "outside the 320x240 frame")
         try expectOneLineFailure(["track-object", folder, "--box", "10,10,0,20"], mentioning: "too small")
         try expectOneLineFailure(["track-object", folder, "--box", "10,10,1,1"], mentioning: "too small")
+        try expectOneLineFailure(["track-object", folder, "--box", "1e308,1e308,1e308,1e308"], mentioning: "frame 1: the box")
         try expectOneLineFailure(["track-object", folder, "--box", "10,10,20"], mentioning: "--box must be x,y,w,h")
         try expectOneLineFailure(["track-object", folder, "--box", "a,b,c,d"], mentioning: "--box must be x,y,w,h")
         try expectOneLineFailure(["track-object", folder], mentioning: "--box x,y,w,h or --from-detection")

@@ -103,6 +103,6 @@ public final class ObjectTracker: Sendable {
     }
 
     private static func text(_ r: Rect) -> String {
-        [r.x, r.y, r.width, r.height].map { $0.isFinite && $0 == $0.rounded() ? String(Int($0)) : "\($0)" }.joined(separator: ",")
+        [r.x, r.y, r.width, r.height].map { abs($0) < 1e15 && $0 == $0.rounded() ? String(Int($0)) : "\($0)" }.joined(separator: ",")
     }
 }

@@ -8,7 +8,7 @@ RELEASE := .build/release/yolo
 # folder (other flags than `make build`: sharing one would rebuild everything at each switch).
 TEST_FLAGS := -c release -Xswiftc -enable-testing --scratch-path .build/test
 
-.PHONY: all deps weights calibration mot model build demo test bench clean check-isa check-dependency fuzz fuzz-mutate asan tsan soak docs serve-load
+.PHONY: all deps weights calibration mot model build demo test test-fast bench clean check-isa check-dependency fuzz fuzz-mutate asan tsan soak docs serve-load
 
 all: build
 
@@ -52,9 +52,10 @@ Weights/yolov3-tiny-lut8.yolo: Weights/fetch-calibration.sh
 demo: model
 	@bash scripts/demo.sh
 
-# The test suite (what CI runs), once per kernel family this CPU can run (YOLO_KERNEL=...; the engine's
-# own CPU check lists them: `yolo info --kernels`), then the check that no code compiled for a higher ISA
-# sits outside the ISA kernel targets.
+# The test suite (what CI runs): both test targets, the unit tests (Tests/YOLOTests) and the slow ones
+# (Tests/YOLOIntegrationTests: real models, the `yolo` binary, the HTTP server, FFmpeg), once per kernel
+# family this CPU can run (YOLO_KERNEL=...; the engine's own CPU check lists them: `yolo info --kernels`),
+# then the check that no code compiled for a higher ISA sits outside the ISA kernel targets.
 test: weights calibration mot
 	$(SWIFT) build --build-tests $(TEST_FLAGS)
 	@set -e; families=$$(env -u YOLO_KERNEL .build/test/release/yolo info --kernels); test -n "$$families"; \
@@ -63,6 +64,13 @@ test: weights calibration mot
 	  YOLO_KERNEL=$$family $(SWIFT) test --skip-build $(TEST_FLAGS); \
 	done
 	@bash scripts/check-isa.sh .build/test/release/yolo
+
+# The unit tests alone, for every edit: Tests/YOLOTests (in process; no model weights, `yolo` binary, HTTP
+# server or FFmpeg; nothing to fetch), on the best kernel family. Same build as `make test` (one folder,
+# every test target). Not a substitute for `make test`.
+test-fast: deps
+	$(SWIFT) build --build-tests $(TEST_FLAGS)
+	$(SWIFT) test --skip-build $(TEST_FLAGS) --filter '^YOLOTests\.'
 
 # Disassembly check of a release binary (see scripts/check-isa.sh).
 check-isa: build
@@ -109,7 +117,9 @@ clean:
 	rm -rf .build out
 
 # `yolo serve` under load on loopback (hey at concurrency 1, 4, 32; RSS over 20,000 requests) against the
-# in-process baseline; DURATION (s per run) and REQUESTS override (docs/SERVING.md). Not part of `make test`.
+# in-process baseline, then hostile clients one at a time (scripts/serve-attack.py: /healthz and detection
+# latency while each runs); DURATION (s per run), REQUESTS, ATTACK_SECONDS, ATTACKS_ONLY=1 override
+# (docs/SERVING.md). Not part of `make test`.
 serve-load: model
 	bash scripts/serve-load.sh
 

@@ -10,13 +10,17 @@ import PackageDescription
 let package = Package(
     name: "SwiftYOLO",
     products: [
+        // The inference core: models, the planner, layers, kernels, images, detection, tracking.
         .library(name: "YOLO", targets: ["YOLO"]),
+        // The offline tools, each its own product so an app depending on YOLO links none of them: model
+        // conversion and LUT quantization (with LAPACK), COCO evaluation, MOT metrics.
+        .library(name: "YOLOConversion", targets: ["YOLOConversion"]),
+        .library(name: "YOLOEvaluation", targets: ["YOLOEvaluation"]),
+        .library(name: "YOLOMOTMetrics", targets: ["YOLOMOTMetrics"]),
         // The converted yolov4-tiny and yolov3-tiny (lut8, 14.4 MB of resources), separate so YOLO stays small.
         .library(name: "YOLOModels", targets: ["YOLOModels"]),
         // Video files, cameras and network streams through FFmpeg; separate so YOLO links nothing new.
         .library(name: "YOLOVideo", targets: ["YOLOVideo"]),
-        // `yolo serve`: an HTTP detection service on Hummingbird 2; separate so YOLO and its users link no server.
-        .library(name: "YOLOServe", targets: ["YOLOServe"]),
         .executable(name: "yolo", targets: ["yolo"]),
     ],
     dependencies: [
@@ -66,13 +70,18 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(["-target-cpu", "haswell"])]),
         .target(name: "YOLOKernelsAVX512", dependencies: ["YOLOKernels"],
                 swiftSettings: [.unsafeFlags(["-target-cpu", "skylake-avx512"])]),
-        .target(name: "YOLO", dependencies: ["COpenBLAS", "CLAPACK", "CTurboJPEG", "CPNG", "CZlib", "CKissFFT", "YOLOKernels",
+        .target(name: "YOLO", dependencies: ["COpenBLAS", "CTurboJPEG", "CPNG", "CZlib", "CKissFFT", "YOLOKernels",
                                              "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOPrefetch"]),
+        .target(name: "YOLOConversion", dependencies: ["YOLO", "CLAPACK"]),
+        .target(name: "YOLOEvaluation", dependencies: ["YOLO"]),
+        .target(name: "YOLOMOTMetrics", dependencies: ["YOLO"]),
         .target(name: "YOLOModels", dependencies: ["YOLO"], exclude: ["PROVENANCE.md"],
                 resources: [.copy("Resources/yolov4-tiny-lut8.yolo"), .copy("Resources/yolov3-tiny-lut8.yolo")]),
         .target(name: "YOLOVideo", dependencies: ["YOLO", "CAVFormat", "CAVCodec", "CAVUtil", "CSwScale", "CAVDevice"]),
         // What `yolo detect` prints for an image (text, JSON), shared by the command line and the server.
         .target(name: "YOLOReport", dependencies: ["YOLO"]),
+        // `yolo serve`: the HTTP detection service on Hummingbird 2, a target of the yolo tool (no product: it has no
+        // public API), so YOLO and its users link no server.
         .target(name: "YOLOServe", dependencies: [
             "YOLO", "YOLOReport",
             .product(name: "Hummingbird", package: "hummingbird"),
@@ -84,12 +93,23 @@ let package = Package(
         ]),
         .executableTarget(
             name: "yolo",
-            dependencies: ["YOLO", "YOLOModels", "YOLOVideo", "YOLOReport", "YOLOServe", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
-        // Tests read their fixtures from Tests/YOLOTests/Fixtures by path; they also run the `yolo` binary.
-        .testTarget(name: "YOLOTests", dependencies: ["YOLO", "YOLOModels", "YOLOVideo", "yolo", "CMallocInfo", "YOLOKernels",
-                                                      "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOServe",
-                                                      .product(name: "Yams", package: "Yams")],
+            dependencies: ["YOLO", "YOLOConversion", "YOLOEvaluation", "YOLOMOTMetrics", "YOLOModels", "YOLOVideo", "YOLOReport",
+                           "YOLOServe", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // Helpers both test targets share (paths, skip reasons, the real models, seeded data, running `yolo`, a
+        // tiny model). A plain target, so public and SPI API only: no @testable import, which a release build
+        // without -enable-testing could not compile.
+        .target(name: "YOLOTestSupport", dependencies: ["YOLO"], path: "Tests/YOLOTestSupport"),
+        // Unit tests (`make test-fast`): in process, on generated data and the committed fixtures; no model
+        // weights, no `yolo` binary, no HTTP server, no FFmpeg. Fixtures in Tests/YOLOTests/Fixtures, read by path.
+        .testTarget(name: "YOLOTests", dependencies: ["YOLO", "YOLOConversion", "YOLOEvaluation", "YOLOMOTMetrics",
+                                                      "YOLOTestSupport", "CMallocInfo", "YOLOKernels",
+                                                      "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOServe"],
                     exclude: ["Fixtures"]),
+        // The slow suites: the real yolov3-tiny / yolov4-tiny weights and converted models, the `yolo` binary, the
+        // HTTP server, FFmpeg clips; fixtures from Tests/YOLOTests/Fixtures by path. `make test` runs both targets.
+        .testTarget(name: "YOLOIntegrationTests", dependencies: ["YOLO", "YOLOConversion", "YOLOEvaluation", "YOLOMOTMetrics",
+                                                                 "YOLOTestSupport", "YOLOModels", "YOLOVideo", "yolo",
+                                                                 "YOLOServe", .product(name: "Yams", package: "Yams")]),
     ],
     swiftLanguageModes: [.v6]
 )

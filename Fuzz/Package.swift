@@ -27,7 +27,8 @@ let package = Package(
     targets: [
         .target(name: "FuzzSupport", dependencies: [.product(name: "YOLO", package: mainPackage)]),
     ] + fuzzTargets.map { name in
-        .executableTarget(name: name, dependencies: ["FuzzSupport", .product(name: "YOLO", package: mainPackage)])
+        .executableTarget(name: name, dependencies: ["FuzzSupport", .product(name: "YOLO", package: mainPackage)]
+                          + (name == "fuzz-coco" ? [.product(name: "YOLOEvaluation", package: mainPackage)] : []))
     },
     swiftLanguageModes: [.v6]
 )

@@ -69,6 +69,11 @@ fi
 if nm "$work/app/.build/release/app" | grep -q -e Hummingbird -e 9YOLOServe; then
   echo "check-as-dependency: the app contains Hummingbird or YOLOServe code, though it uses only YOLO" >&2; exit 1
 fi
+# Nor the offline tools: conversion and LUT quantization (with LAPACK), COCO evaluation, MOT metrics.
+tools=$(nm "$work/app/.build/release/app" | grep -E -e 'YOLOConversion|YOLOEvaluation|YOLOMOTMetrics' -e ' U? ?dpot(rf|ri)_' | head -3 || true)
+if [[ -n $tools ]]; then
+  echo "check-as-dependency: the app contains code of the offline tools or LAPACK, though it uses only YOLO: $tools" >&2; exit 1
+fi
 # The app's binary gets the same disassembly checks as ours: kernels compiled for their ISA, nothing
 # higher-ISA outside them, and no SIMD code left unspecialized across the module boundary.
 bash "$root/scripts/check-isa.sh" "$work/app/.build/release/app"

@@ -3,7 +3,7 @@
 [shortcut], routes over two layers, three heads) with every convolution's filters divided by 8 (so the weights
 stay small), at 96x96, and OpenCV DNN 4.14's three head outputs for one input. The weights are not stored:
 they come from a seeded xorshift64 generator that the Swift test repeats bit for bit (SeededRandom in
-Tests/YOLOTests/TestSupport.swift), in darknet's order (biases, then scales / rolling mean / rolling variance for
+Tests/YOLOTestSupport/TestSupport.swift), in darknet's order (biases, then scales / rolling mean / rolling variance for
 batch-normalized layers, then weights). Run with the reference venv:
     /tmp/yolo-reference-venv/bin/python scripts/make-yolov3-fixtures.py
 Writes Tests/YOLOTests/Fixtures/yolov3-full/{yolov3-narrow.cfg, input.npy, head0.npy, head1.npy, head2.npy}."""

@@ -63,7 +63,7 @@ import Synchronization
     /// over the target, so a reader never sees a half-written file and a failure leaves no debris.
     ///
     /// The temporary file is `.NAME.PID.RANDOM.tmp` (hidden, and never a name the tools read as input).
-    /// While it exists it is registered, so `removeTemporariesOnSignals()` can delete it when the process
+    /// While it exists it is registered, so `removeTemporaries()` can delete it when the process
     /// is interrupted; temporaries that a killed process (SIGKILL) left for the same target are removed
     /// here first.
     public static func writeAtomically(_ data: Data, to path: String) throws {
@@ -104,51 +104,14 @@ import Synchronization
         inFlight.withLock { _ = $0.remove(temporary) }
     }
 
-    /// While true, SIGINT is left to the caller's own handler (which should call `removeTemporaries()`
-    /// before it quits); SIGTERM and SIGHUP still clean up and exit.
-    public static let interruptsHandledElsewhere = Atomic<Bool>(false)
-
-    /// Whether `removeTemporariesOnSignals()` has installed its handlers.
-    public static var removesTemporariesOnSignals: Bool { signalSources.withLock { !$0.isEmpty } }
-
-    /// Deletes the temporary files being written now (for a signal handler that is about to exit).
+    /// Deletes the temporary files being written now, e.g. from a program's own signal handling before it
+    /// exits (the `yolo` tool does: SignalCleanup.swift). The library installs no signal handler.
     public static func removeTemporaries() {
         for path in inFlight.withLock({ Array($0) }) { unlink(path) }
     }
 
     /// Temporary files being written now.
     private static let inFlight = Locked<Set<String>>([])
-    private static let signalSources = Locked<[DispatchSourceSignal]>([])
-
-    /// On SIGINT, SIGTERM or SIGHUP, deletes the temporary files being written, then exits with 128 + the
-    /// signal number (the shell's convention). The signals are handled on a dispatch queue, not in a signal
-    /// handler, so the cleanup may take locks. Call once, early (the `yolo` tool does).
-    public static func removeTemporariesOnSignals() {
-        signalSources.withLock { sources in
-            guard sources.isEmpty else { return }
-            for number in [SIGINT, SIGTERM, SIGHUP] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler {
-                    // A command that turns Ctrl-C into "stop after this step" (`yolo eval`) handles SIGINT itself.
-                    if number == SIGINT && interruptsHandledElsewhere.load(ordering: .sequentiallyConsistent) { return }
-                    removeTemporaries()
-                    _exit(128 + number)
-                }
-                source.resume()
-                sources.append(source)
-            }
-        }
-    }
-
-    /// Undoes `removeTemporariesOnSignals()`, for a command that handles SIGINT and SIGTERM itself
-    /// (`yolo serve` drains its requests and exits 0). The signals stay ignored by the default handler.
-    public static func stopRemovingTemporariesOnSignals() {
-        signalSources.withLock { sources in
-            sources.forEach { $0.cancel() }
-            sources.removeAll()
-        }
-    }
 
     /// Deletes `.NAME.PID.RANDOM.tmp` files next to `target` whose process no longer exists.
     ///

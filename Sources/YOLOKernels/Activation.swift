@@ -55,10 +55,10 @@ public enum Activation: String, Sendable, CaseIterable {
     /// value or a negative NaN takes `negative`, which then equals what the scalar form gives).
     /// Runs `body` with this activation as a function on vectors, the choice made once: `body` is inlined
     /// into one copy per case, so code applying the activation to many vectors (the GEMM kernels' stores)
-    /// branches once, not once per vector. (A switch per stored vector made the AVX2 kernel's store sequence
-    /// 9 KB long, with the accumulators spilled around it: 17 % of the kernel's time on a 1×1 layer with 64
-    /// input channels. The Winograd output transforms keep their switch per vector: eight copies of the row
-    /// transform, one per activation and tile size, made yolov4-tiny's row-vectorized layers 3 % slower.)
+    /// branches once, not once per vector. (A switch per stored vector makes the AVX2 kernel's store
+    /// sequence several KB long, with the accumulators spilled around it. The Winograd output transforms
+    /// keep their switch per vector: eight copies of the row transform, one per activation and tile size,
+    /// are slower.)
     @inlinable @inline(__always)
     public func withVectorFunction<V: SIMD, Result>(_ type: V.Type, _ body: ((V) -> V) -> Result) -> Result
         where V.Scalar == Float {

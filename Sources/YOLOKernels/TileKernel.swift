@@ -34,8 +34,8 @@ public struct TileKernel: Sendable {
     /// A column of tiles: `Strided` (or `Streamed` when `prefetchDistance > 0`) for the panels of A that
     /// start `aStride` floats apart, one after another down C, against one block of B: rows
     /// `0 ..< rows` of C (the last panel may be partial), bias `r` for row `r`. One call per block of B
-    /// instead of one per tile: the per-call cost (a C-convention thunk that copied stack arguments with
-    /// a stalled load, and the driver's bookkeeping) was ~4 % of a yolov4-tiny pass on Zen 4:
+    /// instead of one per tile, so the per-call cost (a C-convention thunk that copies stack arguments,
+    /// and the driver's bookkeeping) is paid once per block:
     /// `(k, a, aStride, b, ldb, c, ldc, rows, accumulate, bias, activationCode, prefetchDistance)`.
     public typealias Sweep = @convention(c) (
         Int, UnsafePointer<Float>, Int, UnsafePointer<Float>, Int, UnsafeMutablePointer<Float>, Int, Int, Bool,
@@ -100,7 +100,7 @@ public struct StridedRows: RowsOfB {
 
 /// Rows a fixed number of bytes apart, each step prefetching into L2 the row `distance` bytes past it:
 /// `lines` 64-byte lines (1 for a 16-float row, 4 for a 64-float row). Kernels pass `lines` as a
-/// literal, so the prefetches unroll into straight-line code (a loop here spilled the accumulators).
+/// literal, so the prefetches unroll into straight-line code (a loop here spills the accumulators).
 @frozen
 public struct StreamedRows: RowsOfB {
     @usableFromInline var row: UnsafeRawPointer

@@ -1,8 +1,8 @@
 /// The Winograd F(m×m, 3×3) tile transforms (m = 2 or 4) of the fast paths, written once here and
 /// compiled into each ISA kernel family (`YOLOKernelsAVX2`, `YOLOKernelsAVX512`) through that family's
 /// `WinogradKernels` entry points. Everything here is inlined into those entry points: the engine's
-/// own module is compiled for the baseline ISA (SSE2), where these vector loops ran on 128-bit
-/// registers with spills (they took as long as the products they feed on yolov4-tiny).
+/// own module is compiled for the baseline ISA (SSE2), where these vector loops would run on 128-bit
+/// registers with spills.
 ///
 /// Interpolation points 0, ±1 (m = 2); 0, ±1, ±2 and ∞ (m = 4): input tile `Bᵀ d B` (α = m + 2),
 /// output tile `Aᵀ M A`. The matrices themselves (and the filter transform) live with the engine
@@ -232,7 +232,7 @@ public enum WinogradTiles {
     /// `target + (p − first)·pw`: cell x at `(x mod m)·phase + x / m`, every cell of the `pw` not holding an
     /// input value zero (the layout `rowsInput` reads). Only the input values are written: the caller
     /// clears the rows first, once for all the channels it pads there, as the padding cells are the same for
-    /// each (clearing each row's padding per channel took four small `memset` calls a row).
+    /// each (clearing each row's padding per channel would take four small `memset` calls a row).
     @inlinable @inline(__always)
     public static func padByPhase(m: Int, channel: UnsafePointer<Float>, height: Int, width: Int, first: Int, count: Int,
                                   pw: Int, phase: Int, target: UnsafeMutablePointer<Float>) {
@@ -295,8 +295,7 @@ public enum WinogradTiles {
 
     /// `inputTiles8` for the 6 tiles of a panel (lanes 6 and 7 zero): each tile's row i is one
     /// 8-float load (α used) and the 6 loads of a row are transposed into the α columns in registers,
-    /// instead of α² scalar loads inserted lane by lane per tile (the transposed products' input
-    /// transform was 3 % of a yolov4-tiny pass). Each row load reads up to 8 − α floats past the
+    /// instead of α² scalar loads inserted lane by lane per tile. Each row load reads up to 8 − α floats past the
     /// tile's row: `WinogradPlan.bandCount` leaves room after the padded plane.
     @inlinable @inline(__always)
     public static func inputTiles6(m: Int, plane: UnsafePointer<Float>, pw: Int, offsets: UnsafePointer<Int>,
@@ -384,8 +383,7 @@ public enum WinogradTiles {
             let row = origin + i * width
             if m == 4 && columns == 4 {
                 // Each filter's 4 values of this row, interleaved into runs of 4 (as `rowsOutput` does for
-                // tiles), then stored 4 at a time: 16 vector stores instead of 64 scalar ones (this function
-                // was 3.7 % of a yolov4-tiny pass on Zen 4 storing lane by lane).
+                // tiles), then stored 4 at a time: 16 vector stores instead of 64 scalar ones.
                 storeInterleaved(y, to: UnsafeMutableRawPointer(run))
                 for lane in 0..<count {
                     UnsafeMutableRawPointer(row + lane * plane).storeBytes(

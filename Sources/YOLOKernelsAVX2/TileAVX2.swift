@@ -1,12 +1,13 @@
 // The AVX2 + FMA family's GEMM micro-kernel. This target is compiled for haswell (x86-64-v3, Package.swift), so
-// nothing here may run before `KernelFamily` has checked the CPU: its only entry points are the three
-// non-generic functions `avx2TileStrided`, `avx2TileOffsets` and `avx2TileStreamed`, reached through `TileKernel` function pointers.
+// nothing here may run before `KernelFamily` has checked the CPU: this file's only entry points are the four
+// non-generic functions `avx2TileStrided`, `avx2TileOffsets`, `avx2TileStreamed` and `avx2TileSweep`, reached
+// through `TileKernel` function pointers (the target's other entry points, its Winograd transforms: WinogradAVX2.swift).
 import YOLOKernels
 
 /// A 6 × 16 tile of C in 12 of the 16 ymm registers (8 floats each): per step of the inner dimension,
 /// 16 floats of one row of B (2 vectors), the 6 values of one column of A's panel broadcast, 12 fused
 /// multiply-adds; the other registers hold B's two vectors and the broadcast. (4 × 24, the other tile
-/// that fits 16 registers, was slower on yolov3-tiny's shapes: docs/performance.md.) Nothing is
+/// that fits 16 registers, is slower on the models' shapes.) Nothing is
 /// accumulated in memory: the tile is stored once, bias and activation applied in registers.
 ///
 /// `TileKernel.Strided` for 6 × 16 tiles.
@@ -69,8 +70,8 @@ public func avx2TileSweep(_ k: Int, _ a: UnsafePointer<Float>, _ aStride: Int, _
     #endif
 }
 
-// One function per way of finding B's rows, specialized per height, each inlining the body once (three
-// inlined bodies in one entry point were left as calls, with the prefetch loop no longer unrolled).
+// One function per way of finding B's rows, specialized per height, each inlining the body once (with three
+// bodies in one entry point the compiler leaves them as calls and no longer unrolls the prefetch loop).
 
 @inline(never)
 func strided<Height: TileHeight>(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ ldb: Int,
@@ -127,8 +128,8 @@ enum AVX2Tile {
         if Height.rows == 2 {
             // Two rows are 4 accumulators: one FMA chain each, so every step waits on the FMA latency (4
             // cycles) and the panel runs at half the kernel's rate. Odd steps go to a second set of
-            // accumulators, summed before the store. (Rows 2 and 3's accumulators as that set were 3–9 % slower
-            // on layers 0, 18 and 35: they start from `initial`'s conditional load.) Such panels end most filter
+            // accumulators, summed before the store. (Rows 2 and 3's accumulators as that set are slower: they
+            // start from `initial`'s conditional load.) Such panels end most filter
             // counts and the 49-tile Winograd products (8 × 6 + 1).
             var (e0, e1, f0, f1) = (Vector(), Vector(), Vector(), Vector())
             var step = 0

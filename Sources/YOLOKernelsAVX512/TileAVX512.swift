@@ -1,6 +1,7 @@
 // The AVX-512 family's GEMM micro-kernel. This target is compiled for skylake-avx512 (x86-64-v4, Package.swift), so
-// nothing here may run before `KernelFamily` has checked the CPU: its only entry points are the three
-// non-generic functions `avx512TileStrided`, `avx512TileOffsets` and `avx512TileStreamed`, reached through `TileKernel` function pointers.
+// nothing here may run before `KernelFamily` has checked the CPU: this file's only entry points are the four
+// non-generic functions `avx512TileStrided`, `avx512TileOffsets`, `avx512TileStreamed` and `avx512TileSweep`, reached
+// through `TileKernel` function pointers (the target's other entry points, its Winograd transforms: WinogradAVX512.swift).
 import YOLOKernels
 
 /// A 6 × 64 tile of C in 24 registers of 16 floats: per step of the inner dimension, 64 floats of one

@@ -3,12 +3,12 @@ import Foundation
 @_spi(Engine) import YOLO
 
 /// Bounds the work a server takes on: at most `slots` inferences run at once and at most `queue` more
-/// requests wait for one; anything beyond is refused at once (HTTP 429), before its body is read. So the
-/// memory held by requests is bounded by (slots + queue) × the body limit, whatever the clients do.
+/// requests wait for one; anything beyond is refused at once (HTTP 429).
 ///
-/// A request calls `enter()` when it arrives (before reading its body), `run(_:)` for its CPU work
-/// (decoding and detection, on a dispatch worker, never on the server's event loops), and `leave()` when
-/// it is answered. Waiters get slots in arrival order.
+/// A request calls `enter()` once its whole body has arrived (so a client that sends slowly holds no
+/// place; `UploadBudget` bounds the bodies' memory), `run(_:)` for its CPU work (decoding and detection,
+/// on a dispatch worker, never on the server's event loops), and `leave()` when it is answered. Waiters
+/// get slots in arrival order.
 package final class Admission: Sendable {
     package let slots: Int
     package let queue: Int
@@ -57,7 +57,7 @@ package final class Admission: Sendable {
 
     package var isDraining: Bool { state.withLock { $0.draining } }
 
-    /// Requests admitted and not yet running (waiting for a slot or still sending their body).
+    /// Requests admitted and not yet running (waiting for a slot).
     package var waiting: Int { state.withLock { $0.admitted - $0.running } }
 
     /// Requests waiting for a slot in `run` now.

@@ -1,5 +1,7 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import NIOCore
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -31,8 +33,14 @@ package struct DetectionServer: Sendable {
     /// Serves until SIGTERM/SIGINT (or `signals` when given) and the drain are done. `onListening` gets
     /// the bound port (useful with port 0).
     package func run(signals: [UnixSignal] = [.sigterm, .sigint], onListening: @escaping @Sendable (Int) -> Void) async throws {
+        let linger = TimeAmount(configuration.closeLinger)
+        // The idle timeout is the header timeout: Hummingbird closes a connection that has delivered no
+        // request part (a complete head, a body chunk, an end) for that long, unless it is being answered.
+        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [ConnectionGuard(linger: linger)],
+                                               idleTimeout: TimeAmount(configuration.headerTimeout))
         let app = Application(
             responder: service,
+            server: .http1(configuration: http1),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "yolo-serve"),
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? 0) },
             logger: logger)

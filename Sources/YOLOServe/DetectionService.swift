@@ -12,12 +12,17 @@ import YOLOReport
 /// - `GET /v1/models`, `GET /healthz`, `GET /readyz`, `GET /metrics`.
 ///
 /// Every error is `{"error": "..."}` with its status. Each request is logged at info on one line.
+///
+/// A detection takes its admission place (`Admission`) only once its whole body has arrived, so clients
+/// that send slowly or not at all hold no place; the body itself is bounded in size, time and, with every
+/// other body in flight, memory (`BodyReader`, `UploadBudget`).
 package struct DetectionService: HTTPResponder {
-    package typealias Context = BasicRequestContext
+    package typealias Context = ServeRequestContext
 
     let detector: Detector
     let configuration: ServeConfiguration
     let admission: Admission
+    let uploads: UploadBudget
     let metrics: ServeMetrics
     let logger: Logger
 
@@ -25,6 +30,7 @@ package struct DetectionService: HTTPResponder {
         self.detector = detector
         self.configuration = configuration
         self.admission = admission
+        self.uploads = UploadBudget(limit: configuration.uploadBudgetBytes)
         self.metrics = metrics
         self.logger = logger
     }
@@ -47,7 +53,7 @@ package struct DetectionService: HTTPResponder {
         var outcome = Outcome()
         var response: Response
         do {
-            response = try await route(request, path: path, outcome: &outcome)
+            response = try await route(request, context: context, path: path, outcome: &outcome)
         } catch {
             response = Self.error(error)
         }
@@ -62,7 +68,8 @@ package struct DetectionService: HTTPResponder {
         return response
     }
 
-    private func route(_ request: Request, path: String, outcome: inout Outcome) async throws(ServeError) -> Response {
+    private func route(_ request: Request, context: Context, path: String, outcome: inout Outcome) async throws(ServeError) -> Response {
+        try Self.checkTransferCoding(request)
         guard let method = Self.routes[path] else {
             throw ServeError(.notFound, "no such endpoint: \(request.method.rawValue) \(path) (endpoints: \(Self.routes.keys.sorted().joined(separator: ", ")))")
         }
@@ -82,7 +89,7 @@ package struct DetectionService: HTTPResponder {
         case "/v1/models":
             return Self.json(.ok, modelsJSON())
         default:
-            return try await detect(request, outcome: &outcome)
+            return try await detect(request, context: context, outcome: &outcome)
         }
     }
 
@@ -96,69 +103,68 @@ package struct DetectionService: HTTPResponder {
             + "\"input\": {\"width\": \(input.width), \"height\": \(input.height), \"channels\": \(input.channels)}, "
             + "\"scale\": \(JSON.string(scaling)), \"kernel_family\": \(JSON.string(KernelFamily.active.name.rawValue)), "
             + "\"slots\": \(admission.slots), \"threads_per_slot\": \(detector.threads), \"queue\": \(admission.queue), "
-            + "\"max_body_bytes\": \(configuration.maxBodyBytes), \"max_pixels\": \(configuration.maxPixels)}"
+            + "\"max_body_bytes\": \(configuration.maxBodyBytes), \"max_pixels\": \(configuration.maxPixels), "
+            + "\"max_image_bytes\": \(configuration.maxImageBytes)}"
     }
 
     private static let mediaTypes = ["image/jpeg", "image/png", "multipart/form-data"]
 
-    private func detect(_ request: Request, outcome: inout Outcome) async throws(ServeError) -> Response {
-        // Refusals that need no body come first: nothing is read that will not be used.
-        if admission.isDraining {
-            metrics.rejected("draining")
-            throw ServeError(.serviceUnavailable, "shutting down: no new requests")
+    /// HTTP/1.1 frames a request body by `Content-Length` or chunked coding; any other transfer coding
+    /// (`gzip, chunked`) would hand the decoder bytes it cannot read: 501, as RFC 9112 §6.1 asks.
+    private static func checkTransferCoding(_ request: Request) throws(ServeError) {
+        let codings = request.headers[values: .transferEncoding].flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard codings.isEmpty || codings == ["chunked"] else {
+            throw ServeError(.notImplemented, "Transfer-Encoding '\(codings.joined(separator: ", "))' is not supported: send the body as is or chunked",
+                             headers: [.connection: "close"])
         }
-        let contentType = request.headers[.contentType] ?? ""
-        let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        guard Self.mediaTypes.contains(mediaType) || mediaType == "image/jpg" else {
-            throw ServeError(.unsupportedMediaType, contentType.isEmpty
-                ? "no Content-Type: send image/jpeg or image/png bytes, or multipart/form-data with an 'image' part"
-                : "Content-Type \(contentType) is not accepted: send image/jpeg, image/png or multipart/form-data")
-        }
-        var boundary: String?
-        if mediaType == "multipart/form-data" {
-            guard let found = MultipartForm.boundary(inContentType: contentType) else {
-                throw ServeError(.badRequest, "multipart/form-data needs a boundary parameter (1 to 70 characters)")
-            }
-            boundary = found
-        }
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > configuration.maxBodyBytes {
-            metrics.rejected("too_large")
-            throw ServeError(.contentTooLarge, "the body is \(length) bytes; the limit is \(configuration.maxBodyBytes) (--max-body)")
-        }
-        var fields: [String: String] = [:]
-        for (name, value) in request.uri.queryParameters { fields[String(name)] = String(value) }
-        // Options are checked before the body is read, so a bad option costs no upload.
-        _ = try options(fields)
+    }
 
+    private func detect(_ request: Request, context: Context, outcome: inout Outcome) async throws(ServeError) -> Response {
+        let hold = uploads.hold()
+        defer { hold.release() }
+        let expected = request.headers[.contentLength].flatMap { Int($0) }
+        let boundary: String?
+        var fields: [String: String]
         do {
-            try admission.enter()
-        } catch .full {
-            metrics.rejected("queue_full")
-            throw ServeError(.tooManyRequests, "busy: all \(admission.slots) slots and \(admission.queue) queue places are taken; retry later",
-                             headers: [.retryAfter: String(configuration.retryAfterSeconds)])
+            (boundary, fields) = try checkBeforeBody(request, expected: expected)
         } catch {
-            metrics.rejected("draining")
-            throw ServeError(.serviceUnavailable, "shutting down: no new requests")
+            // The body is not read: the answer ends the connection (`ConnectionGuard`).
+            let announcesBody = (expected ?? 0) > 0 || request.headers[.transferEncoding] != nil
+            throw announcesBody ? error.closingConnection() : error
         }
-        defer { admission.leave() }
+        if request.headers[.expect] != nil { await Connection.sendContinue(on: context.channel) }
 
         var body: Data
         do {
-            let buffer = try await request.body.collect(upTo: configuration.maxBodyBytes)
-            body = Data(buffer.readableBytesView)
-        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
-            metrics.rejected("too_large")
-            throw ServeError(.contentTooLarge, "the body is larger than the limit of \(configuration.maxBodyBytes) bytes (--max-body)")
+            let reader = BodyReader(limit: configuration.maxBodyBytes, timeout: configuration.bodyTimeout, hold: hold,
+                                    retryAfterSeconds: configuration.retryAfterSeconds)
+            body = try await reader.read(request.body, expected: expected)
         } catch {
-            throw ServeError(.badRequest, "could not read the body: \(error)")
+            switch error.status {
+            case .contentTooLarge: metrics.rejected("too_large")
+            case .requestTimeout: metrics.rejected("body_timeout")
+            case .tooManyRequests: metrics.rejected("uploads_full")
+            default: break
+            }
+            throw error
         }
         outcome.bytes = body.count
         var name = "-"
         if let boundary {
             let form: MultipartForm
-            do { form = try MultipartForm(body: body, boundary: boundary) } catch { throw ServeError(.badRequest, "multipart body: \(error.message)") }
+            do {
+                form = try MultipartForm(body: body, boundary: boundary, limits: configuration.formLimits)
+            } catch {
+                switch error {
+                case .malformed(let text): throw ServeError(.badRequest, "multipart body: \(text)")
+                case .overLimit(let text):
+                    metrics.rejected("too_large")
+                    throw ServeError(.contentTooLarge, "multipart body: \(text)")
+                }
+            }
             guard let image = form.parts.first(where: { $0.name == "image" }) else {
-                throw ServeError(.badRequest, "the form has no 'image' part (parts: \(form.parts.map(\.name).joined(separator: ", ")))")
+                throw ServeError(.badRequest, "the form has no 'image' part (parts: \(form.parts.map { MultipartForm.printable($0.name) }.joined(separator: ", ")))")
             }
             for part in form.parts where part.name != "image" { fields[part.name] = String(decoding: part.data, as: UTF8.self) }
             body = image.data
@@ -171,6 +177,19 @@ package struct DetectionService: HTTPResponder {
         outcome.image = name
         guard !body.isEmpty else { throw ServeError(.badRequest, "the image is empty (0 bytes)") }
         let options = try options(fields)
+
+        // Only now, with the whole body here, does the request take a place.
+        do {
+            try admission.enter()
+        } catch .full {
+            metrics.rejected("queue_full")
+            throw ServeError(.tooManyRequests, "busy: all \(admission.slots) slots and \(admission.queue) queue places are taken; retry later",
+                             headers: [.retryAfter: String(configuration.retryAfterSeconds)])
+        } catch {
+            metrics.rejected("draining")
+            throw ServeError(.serviceUnavailable, "shutting down: no new requests")
+        }
+        defer { admission.leave() }
 
         let report: DetectionReport
         do {
@@ -187,10 +206,50 @@ package struct DetectionService: HTTPResponder {
         return Self.json(.ok, report.json(pretty: false))
     }
 
+    /// The refusals that need no body, in order: shutting down (503), media type or content coding (415),
+    /// no boundary (400), a `Content-Length` over the limit (413), a bad option in the query (400), an
+    /// expectation other than `100-continue` (417). Returns the form's boundary and the query's options.
+    private func checkBeforeBody(_ request: Request, expected: Int?) throws(ServeError) -> (boundary: String?, fields: [String: String]) {
+        if admission.isDraining {
+            metrics.rejected("draining")
+            throw ServeError(.serviceUnavailable, "shutting down: no new requests")
+        }
+        let contentType = request.headers[.contentType] ?? ""
+        let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        guard Self.mediaTypes.contains(mediaType) || mediaType == "image/jpg" else {
+            throw ServeError(.unsupportedMediaType, contentType.isEmpty
+                ? "no Content-Type: send image/jpeg or image/png bytes, or multipart/form-data with an 'image' part"
+                : "Content-Type \(contentType) is not accepted: send image/jpeg, image/png or multipart/form-data")
+        }
+        if let coding = request.headers[.contentEncoding], coding.lowercased() != "identity" {
+            throw ServeError(.unsupportedMediaType, "Content-Encoding \(coding) is not accepted: send the image's bytes unencoded")
+        }
+        var boundary: String?
+        if mediaType == "multipart/form-data" {
+            guard let found = MultipartForm.boundary(inContentType: contentType) else {
+                throw ServeError(.badRequest, "multipart/form-data needs a boundary parameter (1 to 70 characters)")
+            }
+            boundary = found
+        }
+        if let expected, expected > configuration.maxBodyBytes {
+            metrics.rejected("too_large")
+            throw ServeError(.contentTooLarge, "the body is \(expected) bytes; the limit is \(configuration.maxBodyBytes) (--max-body)")
+        }
+        var fields: [String: String] = [:]
+        for (name, value) in request.uri.queryParameters { fields[String(name)] = String(value) }
+        // Options are checked before the body is read, so a bad option costs no upload.
+        _ = try options(fields)
+        if let expectation = request.headers[.expect], expectation.lowercased() != "100-continue" {
+            throw ServeError(.expectationFailed, "Expect: \(expectation) is not supported (only 100-continue)")
+        }
+        return (boundary, fields)
+    }
+
     /// Decodes and detects in a slot (waiting for one first): the work of one admitted request, also
     /// what `yolo bench-serve` times without HTTP around it.
     package func detection(_ bytes: Data, name: String, options: DetectionOptions) async throws -> DetectionReport {
-        var decoding = detector.decodingOptions(for: options)
+        let memory = ImageMemory(detector: detector, options: options, limit: configuration.maxImageBytes)
+        var decoding = memory.decodingOptions
         decoding.maxPixels = min(decoding.maxPixels, configuration.maxPixels)
         let detector = self.detector
         let metrics = self.metrics
@@ -204,6 +263,7 @@ package struct DetectionService: HTTPResponder {
             if let cut = image.decodeWarnings.first(where: { $0.localizedCaseInsensitiveContains("premature end") }) {
                 throw YOLOError.invalidImage(path: name, message: "the image is truncated (\(cut))")
             }
+            try memory.checkPreparation(of: image, name: name)
             let detections = try detector.detect(image, options: options)
             let elapsed = ContinuousClock.now - start
             metrics.inference(elapsed)
@@ -230,11 +290,5 @@ package struct DetectionService: HTTPResponder {
 
     static func error(_ error: ServeError) -> Response {
         json(error.status, "{\"error\": \(JSON.string(error.message))}", headers: error.headers)
-    }
-}
-
-extension MultipartForm.Failure {
-    var message: String {
-        switch self { case .malformed(let text): return text }
     }
 }

@@ -12,3 +12,13 @@ package struct ServeError: Error {
         self.headers = headers
     }
 }
+
+extension ServeError {
+    /// The same answer with `Connection: close`: for an answer given before the request's body was read,
+    /// whose connection then ends (`ConnectionGuard`) rather than reading a body nobody will use.
+    func closingConnection() -> ServeError {
+        var error = self
+        error.headers[.connection] = "close"
+        return error
+    }
+}

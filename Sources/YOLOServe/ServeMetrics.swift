@@ -9,7 +9,7 @@ import Prometheus
 /// - `yolo_http_requests_total{route, method, status}`
 /// - `yolo_http_request_duration_seconds{route}` (histogram)
 /// - `yolo_inference_duration_seconds` (histogram: decoding and detection in a slot)
-/// - `yolo_rejected_requests_total{reason}` (`queue_full`, `draining`, `too_large`)
+/// - `yolo_rejected_requests_total{reason}` (`queue_full`, `draining`, `too_large`, `body_timeout`, `uploads_full`)
 /// - `yolo_queue_depth`, `yolo_inferences_running` (gauges, read at each scrape)
 /// - `yolo_slots`, `yolo_queue_capacity` (gauges)
 package final class ServeMetrics: Sendable {

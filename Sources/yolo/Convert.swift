@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import YOLOReport
 @_spi(Engine) import YOLO
+@_spi(Engine) import YOLOConversion
 
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(

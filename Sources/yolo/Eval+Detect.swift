@@ -1,6 +1,7 @@
 import Foundation
 import YOLOReport
 @_spi(Engine) import YOLO
+@_spi(Engine) import YOLOEvaluation
 
 extension Eval {
     /// What a model run over the annotated images produced.

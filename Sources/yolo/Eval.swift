@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 @_spi(Engine) import YOLO
+@_spi(Engine) import YOLOEvaluation
 
 /// `yolo eval`: COCO mAP of a results file, or of the model run over an annotated image set.
 struct Eval: ParsableCommand, KernelSelecting {

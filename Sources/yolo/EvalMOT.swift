@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 @_spi(Engine) import YOLO
+@_spi(Engine) import YOLOMOTMetrics
 
 /// `yolo eval-mot`: multi-object tracking metrics of a MOTChallenge results file, as py-motmetrics computes them.
 struct EvalMOT: ParsableCommand {

@@ -1,6 +1,7 @@
 import Foundation
 import YOLOReport
 @_spi(Engine) import YOLO
+@_spi(Engine) import YOLOEvaluation
 
 /// What `yolo eval` prints: the 12 figures (pycocotools' layout or JSON), what they cover, per-class AP.
 struct EvalReport {

@@ -3,7 +3,7 @@ import Foundation
 import YOLOReport
 @_spi(Engine) import YOLO
 
-struct Info: ParsableCommand {
+struct Info: ParsableCommand, KernelSelecting {
     static let configuration = CommandConfiguration(
         abstract: "Show a model's layers: type, filters, size/stride, shapes, BFLOPs and parameters.")
 
@@ -19,12 +19,36 @@ struct Info: ParsableCommand {
     @Flag(help: "Only list the kernel families this CPU runs, best first, one per line (make test runs the suite once for each).")
     var kernels = false
 
+    @Flag(help: "Show how each layer runs (the planner's choice: algorithm, blocking, weights, fusion, threads) instead of the layer table.")
+    var plan = false
+
+    @Option(help: "With --plan: threads per pass to plan for (default: the default count).")
+    var threads: Int?
+
+    @Option(help: "With --plan: the convolution algorithm asked for: \(ConvolutionAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var algorithm: String = ConvolutionAlgorithm.auto.rawValue
+
+    @Option(help: "With --plan and a .yolo model: codes (LUT weights stay as codes, as yolo detect runs a few images) or expanded (float, as for many images; the default).")
+    var residency: String = "expanded"
+
+    @OptionGroup var kernelOptions: KernelOptions
+
+    func validate() throws {
+        if let threads, threads < 0 { throw ValidationError("--threads must be 0 (the default) or more, got \(threads)") }
+        guard ConvolutionAlgorithm(rawValue: algorithm) != nil else {
+            throw ValidationError("--algorithm must be one of \(ConvolutionAlgorithm.allCases.map(\.rawValue)), got '\(algorithm)'")
+        }
+        guard ["codes", "expanded"].contains(residency) else { throw ValidationError("--residency must be codes or expanded, got '\(residency)'") }
+    }
+
     func run() throws {
         if kernels {
             return KernelFamily.runnable.forEach { print($0.name.rawValue) }
         }
         if let model = try model.map(Defaults.resolve), model.hasSuffix(".\(ModelFile.fileExtension)") {
-            return try showModelFile(model)
+            guard plan else { return try showModelFile(model) }
+            let loaded = try Model(contentsOf: model, residency: residency == "codes" ? .codes : .expanded)
+            return try showPlan(loaded.description, lutCodes: Set(loaded.quantizedConvolutions.keys))
         }
         let cfg = model ?? Defaults.cfg
         let description = try ModelDescription(cfgPath: cfg)
@@ -33,8 +57,21 @@ struct Info: ParsableCommand {
         if let weights {
             _ = try DarknetWeights.load(weights, for: description)
         }
+        if plan { return try showPlan(description, lutCodes: []) }
         print(LayerTable(description: description, geometry: geometry).render())
         printScaling(description.preferredScaling)
+        printKernel()
+    }
+
+    /// Every layer's plan (`NetworkPlan`) at `--size`, for `--threads` and `--algorithm`, on the active family.
+    func showPlan(_ description: ModelDescription, lutCodes: Set<Int>) throws {
+        let (width, height) = try parseSize(size) ?? (description.inputShape.width, description.inputShape.height)
+        let geometry = try description.geometry(width: width, height: height)
+        let count = threads.flatMap { $0 == 0 ? nil : $0 } ?? Threading.defaultThreadCount
+        let networkPlan = NetworkPlan(description: description, geometry: geometry, lutCodes: lutCodes,
+                                      algorithm: ConvolutionAlgorithm(rawValue: algorithm)!, threads: count)
+        print(networkPlan.render(description: description, geometry: geometry))
+        print("planned for \(count) thread\(count == 1 ? "" : "s"), \(width)x\(height), algorithm \(algorithm)")
         printKernel()
     }
 

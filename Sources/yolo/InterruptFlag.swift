@@ -12,7 +12,7 @@ final class InterruptFlag: Sendable {
 
     /// Starts catching SIGINT; `message` is printed on stderr at the first Ctrl-C.
     init(message: String) {
-        FileIO.interruptsHandledElsewhere.store(true, ordering: .sequentiallyConsistent)
+        SignalCleanup.interruptsHandledElsewhere.store(true, ordering: .sequentiallyConsistent)
         signal(SIGINT, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         source.setEventHandler { [weak self] in
@@ -31,11 +31,11 @@ final class InterruptFlag: Sendable {
     /// Whether Ctrl-C was pressed.
     var isRaised: Bool { raised.load(ordering: .sequentiallyConsistent) }
 
-    /// Stops catching SIGINT: Ctrl-C quits again (through `FileIO`'s handler when it is installed, which
+    /// Stops catching SIGINT: Ctrl-C quits again (through `SignalCleanup`'s handler when it is installed, which
     /// removes temporary files first).
     func stop() {
         source?.cancel()
-        FileIO.interruptsHandledElsewhere.store(false, ordering: .sequentiallyConsistent)
-        if !FileIO.removesTemporariesOnSignals { signal(SIGINT, SIG_DFL) }
+        SignalCleanup.interruptsHandledElsewhere.store(false, ordering: .sequentiallyConsistent)
+        if !SignalCleanup.isInstalled { signal(SIGINT, SIG_DFL) }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Engine) import YOLO
+@_spi(Engine) import YOLOConversion
 
 /// The accuracy report shared by `yolo convert --report` and `yolo compare`.
 enum ModelComparison {

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Engine) import YOLO
+@_spi(Engine) import YOLOConversion
 
 /// Network inputs for the commands that run a model on files: `.npy` blobs as they are, images
 /// letterboxed to the model's input size as `yolo detect` does by default.

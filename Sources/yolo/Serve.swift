@@ -13,11 +13,12 @@ struct Serve: ParsableCommand, KernelSelecting {
             classes, scale, roi, max_det, agnostic, size (as yolo detect's flags; a size whose network needs more than \
             --memory-budget, 1G by default here, is refused). The answer is the JSON object yolo \
             detect --format json prints for one image; errors are {"error": "..."} (400 bad image or option, \
-            413 body too large, 415 media type, 429 busy with Retry-After, 503 shutting down). The API is \
-            described in docs/openapi.yaml.
+            408 body too slow, 413 body or form too large, 415 media type, 417 expectation, 429 busy with \
+            Retry-After, 501 transfer coding, 503 shutting down). The API is described in docs/openapi.yaml.
 
             One model serves every request; --slots inferences run at once (one thread each by default: \
-            throughput over latency), --queue more wait, any beyond are refused at once with 429. SIGTERM or \
+            throughput over latency), --queue more wait, any beyond are refused at once with 429. A request \
+            takes its place only once its whole body has arrived (within --body-timeout). SIGTERM or \
             Ctrl-C stops accepting, finishes the admitted requests and exits 0. One log line per request on \
             stderr; Prometheus metrics on /metrics.
 
@@ -50,6 +51,15 @@ struct Serve: ParsableCommand, KernelSelecting {
     @Option(name: .customLong("max-pixels"), help: "The largest image a request may send, in megapixels (its header is checked before any pixel memory is taken).")
     var maxMegapixels: Double = 40
 
+    @Option(name: .customLong("max-image-memory"), help: ArgumentHelp("The most memory decoding one image may take, e.g. 256MB (pixel and coefficient buffers, computed from its header before any is allocated).", valueName: "size"))
+    var maxImageMemory = "256MB"
+
+    @Option(name: .customLong("header-timeout"), help: "Seconds a connection may take to send a request's headers (from when it opens or its last answer), and the longest pause inside a body; then it is closed.")
+    var headerTimeout: Double = 10
+
+    @Option(name: .customLong("body-timeout"), help: "Seconds a request's whole body may take to arrive; then 408 and the connection is closed.")
+    var bodyTimeout: Double = 30
+
     @Option(name: .customLong("log-level"), help: "Log level: trace, debug, info (one line per request), notice, warning, error, critical.")
     var logLevel = "info"
 
@@ -60,6 +70,12 @@ struct Serve: ParsableCommand, KernelSelecting {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0...65535, got \(port)") }
         guard MemoryBudget.parse(maxBody) != nil else { throw ValidationError("--max-body must be a size such as 20MB or 512K; got '\(maxBody)'") }
         guard maxMegapixels > 0, maxMegapixels <= 1000 else { throw ValidationError("--max-pixels must be in (0, 1000] megapixels") }
+        guard MemoryBudget.parse(maxImageMemory) != nil else {
+            throw ValidationError("--max-image-memory must be a size such as 256MB or 1G; got '\(maxImageMemory)'")
+        }
+        for (flag, value) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout)] where !(value > 0 && value <= 3600) {
+            throw ValidationError("\(flag) must be in (0, 3600] seconds, got \(value)")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")); got '\(logLevel)'")
         }
@@ -79,6 +95,9 @@ struct Serve: ParsableCommand, KernelSelecting {
         configuration.queue = queue ?? 4 * configuration.slots
         configuration.maxBodyBytes = MemoryBudget.parse(maxBody)!
         configuration.maxPixels = Int(maxMegapixels * 1_000_000)
+        configuration.maxImageBytes = MemoryBudget.parse(maxImageMemory)!
+        configuration.headerTimeout = .milliseconds(Int64(headerTimeout * 1000))
+        configuration.bodyTimeout = .milliseconds(Int64(bodyTimeout * 1000))
         configuration.modelName = modelName
         configuration.memoryBudget = model.memoryBudget == nil ? 1 << 30 : model.memoryBudgetBytes
 
@@ -105,7 +124,7 @@ struct Serve: ParsableCommand, KernelSelecting {
         let host = configuration.host
         // From here SIGTERM/SIGINT drain the server, which then exits 0 (it writes no files); before, while
         // the model loads, they end the process at once as for every command.
-        FileIO.stopRemovingTemporariesOnSignals()
+        SignalCleanup.stop()
         do {
             try blockingAwait {
                 try await server.run { port in

@@ -17,7 +17,7 @@ struct YOLOCommand: ParsableCommand {
         BLAS.threads = 1
         BLAS.stopWorkerThreads()
         // Ctrl-C during `convert` or `detect --save` must not leave hidden temporary files behind.
-        FileIO.removeTemporariesOnSignals()
+        SignalCleanup.install()
         do {
             var command = try parseAsRoot()
             // The kernel family is chosen before anything is built: `--kernel`, else YOLO_KERNEL, else

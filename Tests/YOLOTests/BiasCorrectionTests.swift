@@ -1,5 +1,7 @@
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOConversion
+import YOLOTestSupport
 
 @Suite struct BiasCorrectionTests {
     /// One linear 3×3 convolution on a 9×7 input.

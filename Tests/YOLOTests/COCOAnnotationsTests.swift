@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOEvaluation
+import YOLOTestSupport
 
 @Suite struct COCOAnnotationsTests {
     static func parse(_ json: String) throws -> COCOAnnotations {
@@ -77,7 +79,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: EvalFixtures.hasShared, EvalFixtures.noShared))
+    @Test(.enabled(if: EvalFixtures.hasShared, "\(Skip.noShared)"))
     func readsTheSharedCocoSubset() throws {
         let set = try COCOAnnotations(contentsOf: EvalFixtures.sharedSet + "/annotations.json")
         #expect(set.images.count == 30)

@@ -1,5 +1,6 @@
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOEvaluation
 
 @Suite struct COCOBoxTests {
     let truth = COCOBox(x: 0, y: 0, width: 10, height: 10)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOEvaluation
 
 @Suite struct COCOCategoryMapTests {
     /// The standard table, as printed in darknet's examples/detector.c (`coco_ids`), copied here as data

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOEvaluation
+import YOLOTestSupport
 
 /// The thresholds and numpy-order arithmetic, against values numpy itself produced (params.json, made by
 /// scripts/make-eval-fixtures.py).

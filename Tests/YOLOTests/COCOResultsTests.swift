@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOEvaluation
+import YOLOTestSupport
 
 @Suite struct COCOResultsTests {
     @Test func writesAndReadsBackTheSameValues() throws {

@@ -43,11 +43,11 @@ import Testing
                                 stride: 1, padding: 1, activation: .leaky,
                                 weights: FloatBuffer(LayerTestSupport.values(16 * 27, seed: 1)),
                                 biases: FloatBuffer(LayerTestSupport.values(16, seed: 2)), algorithm: .im2col)
-        #expect(small.rowBlocked)
+        #expect(small.bandRows != nil)
         let large = Convolution(input: -1, inputShape: Shape(channels: 64, height: 13, width: 13), filters: 300, size: 3,
                                 stride: 1, padding: 1, activation: .leaky,
                                 weights: FloatBuffer(LayerTestSupport.values(300 * 576, seed: 1)),
                                 biases: FloatBuffer(LayerTestSupport.values(300, seed: 2)), algorithm: .im2col)
-        #expect(!large.rowBlocked)
+        #expect(large.bandRows == nil)
     }
 }

@@ -1,5 +1,6 @@
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// The fused convolution + max-pool (`ConvolutionMaxPool`, `DirectConvolution`) against the two layers
 /// run separately on the plain path (im2col + GEMM, then `MaxPool`). Exact: the direct kernel sums the

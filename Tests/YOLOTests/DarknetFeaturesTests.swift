@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// The features of AlexeyAB's darknet that yolov4-tiny and its family use, each against a reference that does
 /// not share our code: OpenCV DNN on a small network that uses them all (scripts/make-feature-fixtures.py),

@@ -1,28 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
-
-/// Writes a darknet weights file for `description`: header (version major.minor), then `extraFloats`
-/// more or fewer floats than needed. Returns the path and the floats written.
-func writeWeights(for description: ModelDescription, major: Int32 = 0, minor: Int32 = 2, extraFloats: Int = 0,
-                  seed: UInt64 = 1, in folder: String) throws -> (path: String, floats: [Float]) {
-    let geometry = try description.geometry(width: description.inputShape.width, height: description.inputShape.height)
-    let count = DarknetWeights.floatCount(for: description, geometry: geometry) + extraFloats
-    var random = SeededRandom(seed: seed)
-    // Every float in [0.5, 1.5), so batch-norm variances are positive wherever they fall.
-    let floats = random.floats(max(count, 0), 0.5, 1.5)
-    var data = Data()
-    for value in [major, minor, 0] { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
-    if major * 10 + minor >= 2 {
-        withUnsafeBytes(of: Int64(12345)) { data.append(contentsOf: $0) }
-    } else {
-        withUnsafeBytes(of: Int32(12345)) { data.append(contentsOf: $0) }
-    }
-    floats.withUnsafeBytes { data.append(contentsOf: $0) }
-    let path = folder + "/model-\(major)-\(minor)-\(extraFloats).weights"
-    try data.write(to: URL(fileURLWithPath: path))
-    return (path, floats)
-}
+import YOLOTestSupport
 
 @Suite struct DarknetWeightsTests {
     let description = try! parse(tinyCfg())
@@ -72,14 +51,5 @@ func writeWeights(for description: ModelDescription, major: Int32 = 0, minor: In
         #expect(throws: YOLOError.fileNotFound(path: folder + "/missing.weights")) {
             _ = try DarknetWeights.load(folder + "/missing.weights", for: description)
         }
-    }
-
-    @Test(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)"))
-    func yolov3TinyUsesEveryFloat() throws {
-        let d = try ModelDescription(cfgPath: TestPaths.cfg)
-        let count = DarknetWeights.floatCount(for: d, geometry: try d.geometry(width: 416, height: 416))
-        #expect(count == 8_858_734)
-        let model = try #require(TinyYOLO.model)
-        #expect(model.labels.count == 80 && model.labels[16] == "dog")
     }
 }

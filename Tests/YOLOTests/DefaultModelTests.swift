@@ -1,41 +1,39 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 @Suite struct DefaultModelTests {
-    @Test func defaultModelIsTheConvertedFileUnderWeights() throws {
-        #expect(Model.defaultModelFileName == "yolov4-tiny-lut8.yolo")
-        let folder = TestPaths.temporaryFolder()
+    /// Whether the environment names the model or its folder, which takes precedence over the search.
+    static var pinned: Bool {
         let environment = ProcessInfo.processInfo.environment
-        let pinned = environment["SWIFTYOLO_MODEL"] != nil || environment["SWIFTYOLO_MODEL_DIR"] != nil
-        // Without Weights/ the default is the copy bundled with YOLOModels, which the test runner links.
-        if !pinned {
-            #expect(Model.defaultModelPath(searching: [folder])?.hasSuffix("_YOLOModels.resources/yolov4-tiny-lut8.yolo") == true)
-        }
+        return environment["SWIFTYOLO_MODEL"] != nil || environment["SWIFTYOLO_MODEL_DIR"] != nil
+    }
+
+    /// A folder whose Weights/ holds an empty default model file.
+    static func folderWithEmptyModel() throws -> String {
+        let folder = TestPaths.temporaryFolder()
         try FileManager.default.createDirectory(atPath: folder + "/Weights", withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: folder + "/Weights/yolov4-tiny-lut8.yolo", contents: Data())
-        if !pinned {
-            #expect(Model.defaultModelPath(searching: [folder]) == folder + "/Weights/yolov4-tiny-lut8.yolo")
-        }
-        // An empty file is not a model: a clear error, not a crash.
+        return folder
+    }
+
+    @Test(.enabled(if: !pinned, "SWIFTYOLO_MODEL or SWIFTYOLO_MODEL_DIR is set, which overrides the search"))
+    func defaultModelIsTheConvertedFileUnderWeights() throws {
+        // Without Weights/ the default is the copy bundled with YOLOModels, which the test runner links.
+        #expect(Model.defaultModelPath(searching: [TestPaths.temporaryFolder()])?.hasSuffix("_YOLOModels.resources/yolov4-tiny-lut8.yolo") == true)
+        let folder = try Self.folderWithEmptyModel()
+        #expect(Model.defaultModelPath(searching: [folder]) == folder + "/Weights/yolov4-tiny-lut8.yolo")
+    }
+
+    @Test func defaultModelFileName() {
+        #expect(Model.defaultModelFileName == "yolov4-tiny-lut8.yolo")
+    }
+
+    /// An empty file is not a model: a clear error, not a crash.
+    @Test func emptyDefaultModelIsAnError() throws {
+        let folder = try Self.folderWithEmptyModel()
         #expect(throws: YOLOError.self) { _ = try Model.loadDefault(searching: [folder]) }
         #expect(throws: YOLOError.self) { _ = try Model(named: .yolov4Tiny, searching: [folder]) }
-    }
-}
-
-/// `yolo convert` with no model named starts from darknet's float weights even when the converted default
-/// model exists: converting twice must not quantize already-quantized weights.
-@Suite(.enabled(if: TestPaths.hasV4Weights, "\(Skip.noV4Weights)"))
-struct ConvertDefaultSourceTests {
-    @Test func convertReadsTheDarknetWeights() throws {
-        let folder = TestPaths.temporaryFolder()
-        let lut8 = folder + "/lut8.yolo", float = folder + "/float.yolo"
-        #expect(try runYOLO(["convert", "-o", lut8]).status == 0)
-        let result = try runYOLO(["convert", "-o", float, "--quantize", "none"],
-                                 environment: ["SWIFTYOLO_MODEL": lut8])
-        #expect(result.status == 0, "\(result.stderr)")
-        let converted = try Model(contentsOf: float)
-        let darknet = try #require(TinyYOLO.v4)
-        #expect(converted.convolutions[12]?.weights.array == darknet.convolutions[12]?.weights.array)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// Subnormal floats are flushed to zero while the engine computes (`DenormalMode`): a model whose
 /// activations decay below 1.2e-38 would otherwise run every layer about 100× slower on x86.

@@ -1,5 +1,6 @@
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOConversion
 
 @Suite struct DetectionAgreementTests {
     func detection(_ classIndex: Int, _ x: Double, _ confidence: Float) -> Detection {

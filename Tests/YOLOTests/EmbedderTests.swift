@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// What an app embedding the engine sees: errors, descriptions, and memory it can bound and release.
 @Suite struct EmbedderTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import YOLO
+import YOLOTestSupport
 
 /// KissFFT through `RealFFT2D` and `ComplexFFT1D` against a plain DFT written from the definition.
 @Suite struct FFTTests {

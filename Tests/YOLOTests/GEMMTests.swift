@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// `GEMM` (the active kernel family's micro-kernel, or OpenBLAS for the portable family) against a plain triple
 /// loop in Double, over shapes that hit every edge: rows not a multiple of the 6-row panel, columns

@@ -1,5 +1,7 @@
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOConversion
+import YOLOTestSupport
 
 @Suite struct GPTQRoundingTests {
     let rows = 24, n = 40, positions = 400
@@ -63,7 +65,7 @@ import Testing
             a[i * size + j] = (0..<size).reduce(0.0) { $0 + m[i * size + $1] * m[j * size + $1] } + (i == j ? 1 : 0)
         } }
         var u = a
-        #expect(u.withUnsafeMutableBufferPointer { BLAS.inverseCholeskyUpper($0.baseAddress!, n: size) })
+        #expect(u.withUnsafeMutableBufferPointer { LAPACK.inverseCholeskyUpper($0.baseAddress!, n: size) })
         for i in 0..<size { for j in 0..<i { #expect(u[i * size + j] == 0) } }
         for i in 0..<size { for j in 0..<size {
             // (Uᵀ U A)_ij
@@ -76,6 +78,6 @@ import Testing
     /// A matrix that is not positive definite is refused, not factored.
     @Test func indefiniteMatrixIsRefused() {
         var a: [Double] = [1, 2, 2, 1]
-        #expect(!a.withUnsafeMutableBufferPointer { BLAS.inverseCholeskyUpper($0.baseAddress!, n: 2) })
+        #expect(!a.withUnsafeMutableBufferPointer { LAPACK.inverseCholeskyUpper($0.baseAddress!, n: 2) })
     }
 }

@@ -1,5 +1,6 @@
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// `GreedySuppression` compares each candidate only with survivors that share a grid cell; its decisions
 /// must equal the plain quadratic loop's (darknet's `do_nms_sort` order) on any set of boxes.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import YOLO
+import YOLOTestSupport
 
 @Suite struct HOGFeaturesTests {
     /// The polynomial atan2 bins every direction as Felzenszwalb's rule does: the largest dot product with the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// The reproducers mutation fuzzing found (Fixtures/hostile, copied from the workplace's crashers
 /// folder; see its README), and the limits the one validator applies to every description.
@@ -24,7 +25,8 @@ import Testing
 
     // MARK: - Reproducers
 
-    /// Huge numbers in cfg fields trapped in shape arithmetic (`yolo info`): now each names the line and key.
+    /// Huge numbers in cfg fields trapped in shape arithmetic (`yolo info`): now each names the line and key
+    /// (through `yolo info`: YOLOIntegrationTests' HostileInputTests.swift).
     @Test(arguments: [("cfg_106_info_crash", 154, "'stride'"), ("cfg_112_info_crash", 168, "'size'"),
                       ("cfg_116_info_crash", 146, "'padding'"), ("cfg_146_info_crash", 133, "'classes'"),
                       ("cfg_18_info_crash", 50, "'filters'"), ("cfg_20_info_crash", 124, "'padding'"),
@@ -38,9 +40,6 @@ import Testing
             return
         }
         #expect(errorPath == path && errorLine == line && message.contains(key), "\(error)")
-        let result = try runYOLO(["info", path])
-        #expect(result.status == 1)
-        #expect(result.stderr == "yolo: error: \(error)\n")
     }
 
     /// yolov3-tiny at 8192×8192 is a legitimate description, but its working memory (about 14 GiB) is over
@@ -55,11 +54,6 @@ import Testing
             try Network.checkMemory(description, width: 8192, height: 8192, budget: MemoryBudget.defaultBytes)
         }
         #expect(try Network.checkMemory(description, width: 8192, height: 8192, budget: needed).count == description.layers.count)
-        if TestPaths.hasWeights {
-            let result = try runYOLOFloat(["detect", "--size", "8192x8192", TestPaths.root + "/Samples/coffee.png"])
-            #expect(result.status == 1)
-            #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains("more than the budget of 4.0 GiB"), "\(result.stderr)")
-        }
     }
 
     /// The workspace estimate agrees with what a workspace really allocates: it may only overestimate
@@ -149,16 +143,13 @@ import Testing
         let path = Self.folder + "/weights_header_overflow.weights"
         let description = try parse(tinyCfg())
         #expect(throws: YOLOError.self) { try DarknetWeights.load(path, for: description) }
-        if TestPaths.hasWeights {
-            let result = try runYOLO(["detect", "--cfg", TestPaths.cfg, "--weights", path, TestPaths.root + "/Samples/coffee.png"])
-            #expect(result.status == 1 && result.stderr.hasPrefix("yolo: error: \(path): "), "\(result.stderr)")
-        }
     }
 
     // MARK: - One-channel models
 
     /// A legitimate `channels=1` model wrote three planes into a one-plane input (a heap overflow). It now
-    /// runs on colour and gray images, from the cfg and from the converted file.
+    /// runs on colour and gray images, from the cfg and from the converted file (through `yolo detect` too:
+    /// YOLOIntegrationTests' HostileInputTests.swift).
     @Test func oneChannelModelRuns() throws {
         let cfg = Self.folder + "/min_ch1.cfg", weights = Self.folder + "/min_ch1.weights"
         let colour = try Image(contentsOf: TestPaths.root + "/Samples/coffee.png")
@@ -166,10 +157,6 @@ import Testing
         for model in [try Model(cfg: cfg, weights: weights), try Model(contentsOf: Self.folder + "/min_ch1.yolo")] {
             let detector = try Detector(model: model, threading: Threading(threads: 1))
             for image in [colour, gray] { _ = try detector.detect(image) }
-        }
-        for arguments in [["--cfg", cfg, "--weights", weights], ["--model", Self.folder + "/min_ch1.yolo"]] {
-            let result = try runYOLO(["detect"] + arguments + [TestPaths.root + "/Samples/coffee.png"])
-            #expect(result.status == 0, "\(result.stderr)")
         }
     }
 
@@ -329,66 +316,10 @@ import Testing
         #expect(throws: YOLOError.unreadableFile(path: "/dev/zero", reason: "reports no size and holds more than 256 MB (a device or an endless stream?)")) {
             try FileIO.read("/dev/zero")
         }
-        let result = try runYOLO(["info", "/dev/zero"])
-        #expect(result.status == 1)
-        #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains("/dev/zero") && result.stderr.contains("reports no size"),
-                "stderr: \(result.stderr)")
     }
 
-    /// Ctrl-C while `detect --save` writes a large PNG removes the temporary file and exits 130.
-    @Test(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)")) func interruptedSaveLeavesNothing() throws {
-        let folder = TestPaths.temporaryFolder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        var random = SeededRandom(seed: 7)
-        let (width, height) = (6000, 4000)
-        let pixels = (0..<width * height * 3).map { _ in UInt8(truncatingIfNeeded: random.next()) }
-        try Image(width: width, height: height, pixels: pixels).write(to: folder + "/noise.png")
-        let out = folder + "/out"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestPaths.yoloBinary)
-        process.arguments = ["detect", "--cfg", TestPaths.cfg, "--weights", TestPaths.weights, "--save", out, folder + "/noise.png"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var sawTemporary = false
-        while process.isRunning {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
-            if names.contains(where: { $0.hasSuffix(".tmp") }) {
-                sawTemporary = true
-                process.interrupt()
-                break
-            }
-            usleep(2_000)
-        }
-        process.waitUntilExit()
-        try #require(sawTemporary, "the write finished before it could be interrupted")
-        #expect(process.terminationStatus == 130)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).isEmpty)
-    }
-
-    /// Flags that were silently accepted or gave misleading messages.
-    @Test(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)")) func misleadingFlags() throws {
-        let image = TestPaths.root + "/Samples/coffee.png"
-        let folder = TestPaths.temporaryFolder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let model = folder + "/m.yolo"
-        try ModelFile.write(try makeTestModel(), to: model)
-        let darknet = ["--cfg", TestPaths.cfg, "--weights", TestPaths.weights]
-        let cases: [([String], String)] = [
-            (["detect", "--classes", "", image] + darknet, "--classes needs at least one class"),
-            (["detect", "--classes", " , ", image] + darknet, "--classes needs at least one class"),
-            (["detect", "--model", model, "--names", TestPaths.names, image], "--names applies to --cfg/--weights models"),
-            (["detect", "--conf", "-5", image] + darknet, "--conf does not take negative values, got -5"),
-            (["detect", "--threads", "-2", image] + darknet, "--threads does not take negative values, got -2"),
-            (["detect", "--memory-budget", "lots", image] + darknet, "--memory-budget must be a positive size"),
-            (["detect", "--memory-budget", "1M", image] + darknet, "more than the budget of 1.0 MiB"),
-        ]
-        for (arguments, fragment) in cases {
-            let result = try runYOLO(arguments)
-            #expect(result.status == 1, "\(arguments)")
-            #expect(result.stderr.hasPrefix("yolo: error: ") && result.stderr.contains(fragment)
-                    && result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
-        }
+    /// An empty class list and a confidence threshold above 1 are errors of the call, not silent no-ops.
+    @Test func emptyClassesAndConfidenceAboveOneAreRefused() throws {
         let empty = DetectionOptions.ClassSelector.index(0)
         var options = DetectionOptions()
         options.classes = []
@@ -438,23 +369,5 @@ import Testing
         let text = "\(YOLOError.invalidConfig(path: "a.cfg", line: 3, message: hostile))"
         #expect(!text.contains("\n") && !text.contains("\r") && !text.contains("\u{1b}"))
         #expect(text.count < 500 && text.hasPrefix("a.cfg:3: bad dimension '\\n416'\\r\\u{1B}[31m"), "\(text.prefix(80))")
-    }
-
-    /// `forward` on an image with a huge --size allocated the letterboxed input (120 GB) before any check;
-    /// `convert --report` with a missing image wrote the model and then failed.
-    @Test func forwardSizeAndConvertReport() throws {
-        let folder = TestPaths.temporaryFolder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let cfg = folder + "/tiny.cfg"
-        try tinyCfg().write(toFile: cfg, atomically: true, encoding: .utf8)
-        let weights = try writeWeights(for: parse(tinyCfg()), in: folder).path
-        let image = TestPaths.root + "/Samples/coffee.png"
-        let forward = try runYOLO(["forward", "--cfg", cfg, "--weights", weights, "--input", image, "--size", "100000x100000",
-                                   "--out", folder + "/out"])
-        #expect(forward.status == 1 && forward.stderr.contains("outside 1...8192"), "\(forward.stderr)")
-        let model = folder + "/m.yolo"
-        let convert = try runYOLO(["convert", "--cfg", cfg, "--weights", weights, "-o", model, "--report", folder + "/missing.png"])
-        #expect(convert.status == 1 && convert.stderr.contains("missing.png: no such file"), "\(convert.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: model))
     }
 }

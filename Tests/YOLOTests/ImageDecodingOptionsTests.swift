@@ -20,6 +20,36 @@ struct ImageDecodingOptionsTests {
         }
     }
 
+    /// What each decoder holds at once, in bytes (7 x 5 PNGs, 32 x 24 JPEGs unless named): the RGB result
+    /// and libpng's own output (16-bit: 2 bytes a sample; 8-bit with alpha or tRNS: 4 a pixel), TurboJPEG's
+    /// output with the RGB of a CMYK file or the upright copy, a progressive JPEG's coefficients (4:2:0:
+    /// 3 bytes a pixel); or the decoded image with what the caller will hold beside it, if more.
+    @Test("Images needing more than maxDecodedBytes are refused from the header; at the limit they decode",
+          arguments: [("png_rgb8.png", 0, 0, 105), ("png_rgba8.png", 0, 0, 245), ("png_palette8_trns.png", 0, 0, 245),
+                      ("png_rgb16.png", 0, 0, 315), ("png_rgba16.png", 0, 0, 245), ("png_rgba16_gamma_interlaced.png", 0, 0, 385),
+                      ("png_rgb8.png", 12, 0, 525), ("png_rgb8.png", 12, 100, 1025), ("png_rgba16.png", 1, 0, 245),
+                      ("jpeg_128x96.jpg", 0, 0, 36_864), ("jpeg_gray.jpg", 0, 0, 2304), ("jpeg_orientation_6.jpg", 0, 0, 4608),
+                      ("jpeg_orientation_6.jpg", 0, 1000, 26_304), ("jpeg_cmyk_adobe.jpg", 0, 0, 5376), ("jpeg_progressive.jpg", 0, 0, 4608)])
+    func maxDecodedBytes(name: String, perPixel: Int, perRow: Int, bytes: Int) throws {
+        let path = Self.fixture(name)
+        var options = ImageDecodingOptions(maxDecodedBytes: bytes, extraBytesPerPixel: perPixel, extraBytesPerRow: perRow)
+        let image = try Image(contentsOf: path, options: options)
+        #expect(image.pixels == (try Image(contentsOf: path)).pixels)
+        options.maxDecodedBytes = bytes - 1
+        #expect {
+            try Image(contentsOf: path, options: options)
+        } throws: { error in
+            "\(error)".contains("needs \(bytes) bytes of memory, more than the limit of \(bytes - 1)")
+        }
+    }
+
+    @Test("A JPEG decoded at a DCT scale needs the memory of the scaled size")
+    func maxDecodedBytesScaled() throws {
+        let options = ImageDecodingOptions(minimumSize: (width: 30, height: 20), maxDecodedBytes: 32 * 24 * 3)
+        let image = try Image(contentsOf: Self.fixture("jpeg_128x96.jpg"), options: options)
+        #expect(image.width == 32 && image.height == 24)
+    }
+
     @Test("A PNG header claiming 0 or 2^31 pixels wide is refused before decoding")
     func absurdSizes() throws {
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.fixture("png_rgb8.png"))))

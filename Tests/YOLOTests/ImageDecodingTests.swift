@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// Decoding every committed fixture and every file of /work/shared/data/edge, compared with
 /// OpenCV's `imread(IMREAD_COLOR)` (EXIF orientation applied, BGR -> RGB) as recorded by
@@ -76,7 +77,7 @@ struct ImageDecodingTests {
     }
 
     @Test("Every /work/shared/data/edge file decodes like OpenCV or fails with a one-line error",
-          .enabled(if: ImageTestSupport.hasEdge, "needs /work/shared/data/edge (../shared from the package root)"))
+          .enabled(if: ImageTestSupport.hasEdge, "\(ImageTestSupport.noEdge)"))
     func edgeFiles() throws {
         let table = try Support.table("edge.json")
         #expect(table.count == 38)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// PNG and JPEG encoding, read back with our decoder (itself checked against OpenCV).
 struct ImageEncodingTests {

@@ -52,7 +52,7 @@ struct ImageOrientationTests {
     /// upright they differ from it by JPEG loss only (mean 2.5–2.6 levels, the same as
     /// derived/progressive.jpg), where the stored, unturned grid is far off.
     @Test("Shared EXIF-rotated files decode upright",
-          .enabled(if: ImageTestSupport.hasEdge, "needs /work/shared/data/edge"))
+          .enabled(if: ImageTestSupport.hasEdge, "\(ImageTestSupport.noEdge)"))
     func shared() throws {
         let source = try Image(contentsOf: Support.edge.appendingPathComponent("derived/rgb.png").path)
         for k in [3, 6, 8] {

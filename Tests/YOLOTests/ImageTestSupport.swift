@@ -1,16 +1,15 @@
 import Foundation
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// Paths, expected-value tables and small helpers shared by the image tests.
 enum ImageTestSupport {
-    /// The package root: this file is <root>/Tests/YOLOTests/ImageTestSupport.swift.
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
     /// The committed image fixtures.
-    static let fixtures = packageRoot.appendingPathComponent("Tests/YOLOTests/Fixtures/Image")
-    /// /work/shared/data/edge, found as ../shared next to the package root.
-    static let edge = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/data/edge")
+    static let fixtures = URL(fileURLWithPath: TestPaths.fixtures + "/Image")
+    /// The workplace's edge-case images, `TestPaths.shared`/data/edge.
+    static let edge = URL(fileURLWithPath: TestPaths.shared + "/data/edge")
     static var hasEdge: Bool { FileManager.default.fileExists(atPath: edge.appendingPathComponent("manifest.json").path) }
+    static let noEdge = "needs ../shared/data/edge (or $SWIFTYOLO_SHARED/data/edge)"
 
     /// One file's expected decode, made by scripts/make-image-fixtures.py from OpenCV's imread.
     struct Expected: Decodable {

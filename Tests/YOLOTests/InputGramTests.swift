@@ -1,5 +1,7 @@
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOConversion
+import YOLOTestSupport
 
 @Suite struct InputGramTests {
     /// One 3×3 convolution on a 9×7×3 input.

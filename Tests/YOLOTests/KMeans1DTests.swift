@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOConversion
+import YOLOTestSupport
 
 @Suite struct KMeans1DTests {
     /// Weighted squared error of `values` against their nearest centroid.

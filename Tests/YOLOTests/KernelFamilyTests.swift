@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
 import YOLOKernels
+import YOLOTestSupport
 
 /// Kernel families: the CPU check and the choice of family from `/proc/cpuinfo` text (fake CPUs), and
 /// every family's micro-kernel that this CPU can run, called directly through its `TileKernel`
@@ -44,16 +45,6 @@ import YOLOKernels
             #expect(KernelFamily.bestReason(for: other) == "best this CPU supports")
         }
         #endif
-    }
-
-    /// `yolo info --kernels` (what `make test` loops over) lists exactly the families this CPU runs, best first.
-    @Test func infoListsTheRunnableFamilies() throws {
-        let result = try runYOLO(["info", "--kernels"], environment: ["YOLO_KERNEL": "portable"])
-        #expect(result.status == 0, "stderr: \(result.stderr)")
-        let listed = result.stdout.split(whereSeparator: \.isNewline).map(String.init)
-        #expect(listed == KernelFamily.runnable.map(\.name.rawValue))
-        #expect(Set(listed) == Set(KernelFamily.all.filter { $0.isSupported }.map(\.name.rawValue)))
-        #expect(listed.first == KernelFamily.best().name.rawValue && listed.last == "portable")
     }
 
     @Test func requestsAreCheckedAgainstTheCPU() throws {

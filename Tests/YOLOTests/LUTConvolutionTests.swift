@@ -1,5 +1,7 @@
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOConversion
+import YOLOTestSupport
 
 @Suite struct LUTConvolutionTests {
     struct Case: Sendable, CustomStringConvertible {

@@ -1,5 +1,7 @@
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOConversion
+import YOLOTestSupport
 
 /// Random convolution-like weights: `rows` filters whose scales span two orders of magnitude
 /// (as folded batch norm gives), values peaked around zero.

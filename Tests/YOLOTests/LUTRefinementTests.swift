@@ -1,5 +1,6 @@
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOConversion
 
 @Suite struct LUTRefinementTests {
     let rows = 16, rowLength = 90

@@ -1,5 +1,6 @@
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 @Suite struct LUTTypeTests {
     /// Packing then expanding any range of codes gives back `scale · table[code]` for each code,

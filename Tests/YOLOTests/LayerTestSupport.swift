@@ -90,3 +90,24 @@ enum LayerTestSupport {
         return output
     }
 }
+
+/// Runs one layer on `inputs` with a fresh workspace-like set of buffers and returns its output.
+func runLayer(_ layer: any Layer, inputs: [[Float]]) -> [Float] {
+    var output = [Float](repeating: .nan, count: layer.outputShape.count)
+    var scratch = [Float](repeating: .nan, count: max(layer.scratchCount, 1))
+    let buffers = inputs.map { values -> UnsafeMutablePointer<Float> in
+        let p = UnsafeMutablePointer<Float>.allocate(capacity: max(values.count, 1))
+        p.initialize(from: values, count: values.count)
+        return p
+    }
+    defer { buffers.forEach { $0.deallocate() } }
+    let pointers = buffers.map { UnsafePointer($0) }
+    pointers.withUnsafeBufferPointer { inputPointers in
+        output.withUnsafeMutableBufferPointer { out in
+            scratch.withUnsafeMutableBufferPointer { s in
+                layer.forward(LayerIO(inputs: inputPointers, output: out.baseAddress!, scratch: s.baseAddress!))
+            }
+        }
+    }
+    return output
+}

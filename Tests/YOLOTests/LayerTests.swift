@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 // Each layer against a plain-loop reference over a table of shapes, strides and paddings
 // (ncnn's test_layer habit), odd sizes included.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import YOLO
+@_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 @Suite struct LinearAssignmentTests {
     /// Every injective map of the smaller side into the larger, by enumeration: the pairs with the most

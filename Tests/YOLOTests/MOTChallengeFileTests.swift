@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import YOLO
+@testable import YOLOMOTMetrics
+import YOLOTestSupport
 
 @Suite struct MOTChallengeFileTests {
     /// The error `parse` throws for `text`, or nil.

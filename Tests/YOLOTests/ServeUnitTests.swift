@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(Engine) import YOLO
 import YOLOServe
+import YOLOTestSupport
 
 /// The server's parts that need no HTTP: admission (slots + bounded queue), multipart forms, request options.
 struct ServeUnitTests {
@@ -76,6 +77,79 @@ struct ServeUnitTests {
         #expect(throws: MultipartForm.Failure.self) {
             try MultipartForm(body: Data("--b\r\nContent-Type: text/plain\r\n\r\nx\r\n--b--\r\n".utf8), boundary: "b")
         }
+    }
+
+    /// The parser stops at the first limit a form passes, having looked at no byte beyond it: 100,000 empty
+    /// fields (5.4 MB, 26.7 CPU-seconds with the parser that searched from the body's start) are refused at
+    /// the 17th; a field or a header block over its size at its limit.
+    @Test func multipartFormLimits() throws {
+        let field = Data("--b\r\nContent-Disposition: form-data; name=\"conf\"\r\n\r\n\r\n".utf8)
+        var bomb = Data()
+        for _ in 0..<100_000 { bomb += field }
+        bomb += Data("--b--\r\n".utf8)
+        let start = ContinuousClock.now
+        #expect(throws: MultipartForm.Failure.overLimit("the form has more than 16 parts (the limit)")) {
+            try MultipartForm(body: bomb, boundary: "b")
+        }
+        #expect(ContinuousClock.now - start < .milliseconds(100))
+        var limits = MultipartForm.Limits()
+        limits.parts = 100_000
+        #expect(try MultipartForm(body: bomb, boundary: "b", limits: limits).parts.count == 100_000)
+
+        func form(_ name: String, value: Data, headers: String = "") -> Data {
+            Data("--b\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\(headers)\r\n".utf8) + value + Data("\r\n--b--\r\n".utf8)
+        }
+        let atLimit = Data(repeating: 0x61, count: 4096)
+        #expect(try MultipartForm(body: form("classes", value: atLimit), boundary: "b").parts[0].data == atLimit)
+        #expect(throws: MultipartForm.Failure.overLimit("the form field 'classes' is over 4096 bytes (the limit)")) {
+            try MultipartForm(body: form("classes", value: atLimit + Data("a".utf8)), boundary: "b")
+        }
+        // The image has no field limit; a long header block does.
+        let image = Data(repeating: 0x0D, count: 100_000)
+        #expect(try MultipartForm(body: form("image", value: image), boundary: "b").parts[0].data == image)
+        #expect(throws: MultipartForm.Failure.overLimit("a part's headers are over 4096 bytes (the limit)")) {
+            try MultipartForm(body: form("conf", value: Data(), headers: "X-Pad: " + String(repeating: "x", count: 5000) + "\r\n"), boundary: "b")
+        }
+    }
+
+    /// Time linear in the body: an image part made of near-delimiters (CR LF - - and the boundary's first
+    /// bytes, where each candidate is compared) takes about four times as long at four times the size.
+    @Test func multipartFormParsesInLinearTime() throws {
+        let boundary = "yolo-boundary-0123456789"
+        func body(_ megabytes: Int) -> Data {
+            var part = Data()
+            let near = Data("\r\n--yolo-boundary-01234".utf8)
+            while part.count < megabytes << 20 { part += near }
+            return Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"image\"\r\n\r\n".utf8) + part
+                + Data("\r\n--\(boundary)--\r\n".utf8)
+        }
+        func time(_ data: Data) throws -> Duration {
+            var best = Duration.seconds(1000)
+            for _ in 0..<3 {
+                let start = ContinuousClock.now
+                _ = try MultipartForm(body: data, boundary: boundary)
+                best = min(best, ContinuousClock.now - start)
+            }
+            return best
+        }
+        let (small, large) = (try time(body(2)), try time(body(8)))
+        #expect(large < small * 8 + .milliseconds(10), "2 MB: \(small), 8 MB: \(large)")
+        #expect(large < .seconds(1), "8 MB of near-delimiters: \(large)")
+    }
+
+    @Test func uploadBudgetHoldsWhatArrived() {
+        let budget = UploadBudget(limit: 100)
+        let first = budget.hold(), second = budget.hold()
+        #expect(first.take(60))
+        #expect(!second.take(41))
+        #expect(second.take(40))
+        #expect(budget.bytes == 100)
+        first.release()
+        #expect(budget.bytes == 40)
+        #expect(second.take(60))
+        second.release()
+        second.release()
+        #expect(budget.bytes == 0)
     }
 
     @Test func requestOptions() throws {

@@ -1,24 +1,9 @@
 import Foundation
 import Testing
 @testable import YOLO
+import YOLOTestSupport
 
 @Suite struct SingleObjectScoreTests {
-    /// Our scores of a results file equal those of `../shared/reference/sot_reference.py score` (Fixtures/sot).
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: TestPaths.shared + "/data/tracking/Crossing/groundtruth.txt")),
-          arguments: ["Crossing", "bag"])
-    func agreesWithTheReferenceScorer(sequence: String) throws {
-        let fixtures = TestPaths.fixtures + "/sot/"
-        let boxes = try SingleObjectScore.readBoxes(fixtures + sequence + "-fast.txt")
-        let truth = try SingleObjectScore.readBoxes(TestPaths.shared + "/data/tracking/\(sequence)/groundtruth.txt")
-        let score = SingleObjectScore(boxes: boxes, truth: truth)
-        let data = try Data(contentsOf: URL(fileURLWithPath: fixtures + sequence + "-fast.score.json"))
-        let expected = try JSONSerialization.jsonObject(with: data) as! [String: Any]
-        #expect(score.frames == expected["frames"] as! Int)
-        #expect(abs(score.successAUC - (expected["auc"] as! Double)) <= 0.00005 + 1e-12)
-        #expect(abs(score.precision20 - (expected["precision20"] as! Double)) <= 0.00005 + 1e-12)
-        #expect(abs(score.meanIoU - (expected["mean_iou"] as! Double)) <= 0.00005 + 1e-12)
-    }
-
     /// Three frames worked by hand: the first is the truth's own, the second half overlaps, the third misses.
     @Test func handWorkedExample() {
         let truth = [Rect(x: 0, y: 0, width: 10, height: 10), Rect(x: 0, y: 0, width: 10, height: 10), Rect(x: 0, y: 0, width: 10, height: 10)]

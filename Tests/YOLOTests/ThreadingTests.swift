@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// `Threading`'s settings and defaults, `CPUBudget`'s reading of the machine, and the detector's pass gate.
 @Suite struct ThreadingTests {
@@ -46,17 +47,6 @@ import Testing
         #expect(CPUBudget(allowedCPUs: 64, cores: 64, quota: 2.5).threads == 2)
         #expect(CPUBudget(allowedCPUs: 4, cores: 4, quota: 0.5).threads == 1)
         #expect(Threading.defaultThreadCount >= 1 && Threading.defaultThreadCount <= Threading.allowedCPUCount)
-    }
-
-    /// Under `taskset -c 0` the default is one thread (checked in a child process, whose mask taskset sets).
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset"), "needs taskset"))
-    func oneAllowedCPUGivesOneThread() throws {
-        let arguments = ["bench", "--cfg", TestPaths.cfg, "--weights", TestPaths.weights, "--runs", "1", "--warmup", "0",
-                         "--format", "csv"]
-        let result = try runYOLO(arguments, prefix: ["/usr/bin/taskset", "-c", "0"])
-        #expect(result.status == 0, "\(result.stderr)")
-        let counts = result.stdout.split(separator: "\n").dropFirst().map { $0.split(separator: ",").first.map(String.init) }
-        #expect(counts == ["1"], "\(result.stdout)")
     }
 
     @Test func settingsOutOfRangeAreErrors() throws {

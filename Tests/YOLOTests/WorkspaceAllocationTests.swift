@@ -2,6 +2,7 @@ import Foundation
 import CMallocInfo
 import XCTest
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// The second forward pass allocates nothing: heap bytes in use (glibc `mallinfo2`) do not grow.
 ///

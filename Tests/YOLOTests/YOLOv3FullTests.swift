@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// darknet's full yolov3 topology (106 layers: 23 residual blocks with [shortcut], routes over two layers, three
 /// heads; filters / 8) with seeded random weights, against OpenCV DNN 4.14 on one input

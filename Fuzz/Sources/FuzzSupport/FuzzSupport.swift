@@ -6,7 +6,7 @@
 //   LayerGeometry.inputShapes / .outputShape, Shape, Model.init(description:convolutions:labels:),
 //   ConvolutionParameters.init(weights:biases:), FloatBuffer (SharedBuffer<Float>.init(_:)),
 //   Network.checkMemory(_:width:height:budget:), Network.init(model:width:height:algorithm:memoryBudget:),
-//   Network.forward(_: Tensor, workspace:), Tensor.init(zeros:), Detector.init(model:algorithm:threads:),
+//   Network.forward(_: Tensor, workspace:), Tensor.init(zeros:), Detector.init(model:algorithm:threading:),
 //   Detector.detect(_:options:), Image.init(width:height:pixels:), DetectionOptions.
 import Foundation
 import Synchronization
@@ -76,7 +76,7 @@ public enum Fuzz {
         }
         let channels = description.inputShape.channels
         if !description.heads.isEmpty, channels == 1 || channels == 3 {
-            guard let detector = try? Detector(model: model, threads: 1) else { return }
+            guard let detector = try? Detector(model: model, threading: Threading(threads: 1)) else { return }
             let image = Image(width: 7, height: 5, pixels: [UInt8](repeating: 128, count: 7 * 5 * 3))
             let detections = try? detector.detect(image)
             trace("detect on \(width)x\(height)x\(channels): \(detections.map { "\($0.count) detections" } ?? "threw")")

@@ -2,13 +2,14 @@
 // results are then evaluated against a small fixed annotation set, and accepted annotations are evaluated
 // against their own ground truth turned into results (both paths of COCOEvaluator run on hostile values).
 //
-// YOLO entry points used (all public, so a plain `import YOLO`): COCOAnnotations.init(data:path:),
+// YOLOEvaluation entry points used (all public, so a plain import): COCOAnnotations.init(data:path:),
 // COCOResults.parse(_:path:), COCOEvaluator.init(annotations:), COCOEvaluator.evaluate(_:imageIDs:),
 // COCOResult.init(imageID:categoryID:bbox:score:), COCOAnnotations.annotations, COCOAnnotation.imageID /
 // .categoryID / .bbox.
 import Foundation
 import FuzzSupport
 import YOLO
+import YOLOEvaluation
 
 /// A small annotation set the fuzzed results are scored against (two images, two categories, a crowd box).
 let fixedAnnotations: COCOAnnotations = {

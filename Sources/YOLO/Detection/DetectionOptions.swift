@@ -4,8 +4,9 @@
 public struct DetectionOptions: Sendable, Equatable {
     /// How the region of interest is fitted into the network input.
     public enum Scaling: String, Sendable, CaseIterable {
-        /// Letterbox (the default): keep the aspect ratio, pad with 0.5 gray. Pixel-for-pixel what
-        /// `darknet detect` feeds the network (darknet's bilinear resize, integer offsets).
+        /// Letterbox: keep the aspect ratio, pad with 0.5 gray. Pixel-for-pixel what `darknet detect`
+        /// feeds the network (darknet's bilinear resize, integer offsets), and what pjreddie's models
+        /// (yolov3-tiny) expect.
         case scaleFit
         /// Stretch to the network input, ignoring the aspect ratio (resampled like OpenCV's `INTER_LINEAR`,
         /// so the input equals `cv2.dnn.blobFromImage`'s).

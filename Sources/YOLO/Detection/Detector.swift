@@ -7,11 +7,11 @@ import Synchronization
 /// it are immutable, and each call borrows its own scratch memory (a `Workspace` and an input buffer)
 /// from a pool. Each detector has its own worker threads (`Threading`), shared fairly by its concurrent
 /// calls; at most `Threading.maximumConcurrentPasses` passes run at once, so its scratch memory stays
-/// bounded however many threads call it. What it touches beyond its own threads is listed in the Threads
-/// article (docs/THREADS.md).
+/// bounded however many threads call it. What it touches beyond its own threads is listed in
+/// docs/THREADS.md.
 ///
 /// ```swift
-/// let detector = try Detector(cfg: "yolov3-tiny.cfg", weights: "yolov3-tiny.weights", names: "coco.names")
+/// let detector = try Detector(cfg: "yolov4-tiny.cfg", weights: "yolov4-tiny.weights", names: "coco.names")
 /// for detection in try detector.detect(try Image(contentsOf: "dog.jpg")) {
 ///     print(detection.label, detection.confidence, detection.box)
 /// }
@@ -122,7 +122,7 @@ public final class Detector: Sendable {
     }
 
     /// The network input size `options` asks for, for an image region of `width × height` pixels.
-    public func networkSize(for options: DetectionOptions, regionWidth: Int, regionHeight: Int) throws -> (width: Int, height: Int) {
+    @_spi(Engine) public func networkSize(for options: DetectionOptions, regionWidth: Int, regionHeight: Int) throws -> (width: Int, height: Int) {
         let divisor = model.description.sizeDivisor
         switch options.inputSize {
         case .model:
@@ -179,7 +179,7 @@ public final class Detector: Sendable {
     }
 
     /// `detect` that also reports how long each stage took (for `yolo bench`).
-    public func detect(_ image: Image, options: DetectionOptions, timing: ((DetectionStage, Duration) -> Void)?) throws -> [Detection] {
+    @_spi(Engine) public func detect(_ image: Image, options: DetectionOptions, timing: ((DetectionStage, Duration) -> Void)?) throws -> [Detection] {
         let clock = ContinuousClock()
         var mark = clock.now
         func lap(_ stage: DetectionStage) {
@@ -254,7 +254,7 @@ public final class Detector: Sendable {
     /// Decoding options that let a large JPEG be decoded at a reduced DCT scale (1/2, 1/4, 1/8) while
     /// still giving the network at least as many pixels as it takes: the region of interest keeps at
     /// least the network input size in both axes. For `.automatic` input sizes the budget's square side is used.
-    public func decodingOptions(for options: DetectionOptions) -> ImageDecodingOptions {
+    @_spi(Engine) public func decodingOptions(for options: DetectionOptions) -> ImageDecodingOptions {
         let (nw, nh): (Int, Int)
         switch options.inputSize {
         case .model: (nw, nh) = (model.description.inputShape.width, model.description.inputShape.height)
@@ -415,7 +415,7 @@ final class PassGate: @unchecked Sendable {
 }
 
 /// The stages of one `detect` call, for timing (`Detector.detect(_:options:timing:)`).
-public enum DetectionStage: String, Sendable, CaseIterable {
+@_spi(Engine) public enum DetectionStage: String, Sendable, CaseIterable {
     /// Cropping, resizing and normalizing the image into the network input.
     case preprocess
     /// The network's forward pass.

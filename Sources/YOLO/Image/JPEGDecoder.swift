@@ -54,6 +54,11 @@ enum JPEGDecoder {
         // MARK: Decode
         let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
         let channels = isCMYK ? 4 : 3
+        // Held at once: TurboJPEG's output (3 bytes a pixel, 4 for CMYK) and the RGB converted from CMYK or
+        // the upright copy (3); while decoding a progressive JPEG, also its coefficients.
+        try ImageLimits.check(pixels: scaledW * scaledH, rows: swaps ? scaledW : scaledH, perPixel: isCMYK ? 7 : options.applyOrientation && orientation != 1 ? 6 : 3,
+                              fixed: markers.isProgressive ? fullW * fullH * coefficientBytes(subsampling: subsampling, isCMYK: isCMYK) : 0,
+                              width: fullW, height: fullH, options: options, name: name)
         let pixelFormat = Int32(isCMYK ? TJPF_CMYK.rawValue : TJPF_RGB.rawValue)
         var decoded = [UInt8](repeating: 0, count: scaledW * scaledH * channels)
         let status = decoded.withUnsafeMutableBufferPointer { out in
@@ -82,6 +87,20 @@ enum JPEGDecoder {
         image.orientation = orientation
         image.decodeWarnings = warnings
         return image
+    }
+
+    // MARK: Memory
+
+    /// Bytes of DCT coefficients per pixel of the full image (2 bytes per sample of each component): what
+    /// libjpeg holds for a progressive JPEG, whatever the output scale. Unknown subsampling counts as none.
+    static func coefficientBytes(subsampling: Int32, isCMYK: Bool) -> Int {
+        if isCMYK { return 8 }
+        switch subsampling {
+        case Int32(TJSAMP_GRAY.rawValue): return 2
+        case Int32(TJSAMP_420.rawValue), Int32(TJSAMP_411.rawValue): return 3
+        case Int32(TJSAMP_422.rawValue), Int32(TJSAMP_440.rawValue): return 4
+        default: return 6
+        }
     }
 
     // MARK: CMYK

@@ -9,6 +9,8 @@ struct JPEGMarkers: Equatable {
     var orientation: Int = 1
     /// An Adobe APP14 segment was found.
     var hasAdobeMarker = false
+    /// The frame is progressive (SOF2, SOF6, SOF10 or SOF14): libjpeg keeps all its DCT coefficients.
+    var isProgressive = false
 
     // MARK: Scanning
 
@@ -32,6 +34,8 @@ struct JPEGMarkers: Equatable {
                 orientation = EXIF.orientation(tiff: tiff) ?? 1
             } else if marker == 0xEE, Self.hasPrefix(payload, "Adobe") {
                 hasAdobeMarker = true
+            } else if [0xC2, 0xC6, 0xCA, 0xCE].contains(marker) {
+                isProgressive = true
             }
             at += 2 + length
         }

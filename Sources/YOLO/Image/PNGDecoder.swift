@@ -18,15 +18,15 @@ enum PNGDecoder {
             throw YOLOError.invalidImage(path: name, message: "invalid PNG: missing or damaged IHDR header")
         }
         try ImageLimits.check(width: header.width, height: header.height, options: options, name: name)
-        guard chunks.hasColorManagement else { return try read(bytes, header: header, name: name) }
+        guard chunks.hasColorManagement else { return try read(bytes, header: header, options: options, name: name) }
         let stream = chunks.withoutColorManagement()
-        return try stream.withUnsafeBytes { try read($0, header: header, name: name) }
+        return try stream.withUnsafeBytes { try read($0, header: header, options: options, name: name) }
     }
 
     // MARK: libpng
 
     private static func read(_ bytes: UnsafeRawBufferPointer, header: PNGChunks.Header,
-                             name: String) throws -> Image {
+                             options: ImageDecodingOptions, name: String) throws -> Image {
         var image = png_image()
         image.version = UInt32(PNG_IMAGE_VERSION)
         defer { png_image_free(&image) }
@@ -46,6 +46,10 @@ enum PNGDecoder {
         if header.bitDepth == 16 && !linear { image.flags = UInt32(PNG_IMAGE_FLAG_16BIT_sRGB) }
         image.format = UInt32(PNG_FORMAT_FLAG_COLOR) | (hasAlpha ? UInt32(PNG_FORMAT_FLAG_ALPHA) : 0)
             | (linear ? UInt32(PNG_FORMAT_FLAG_LINEAR) : 0)
+        // Held at once: the RGB result (3 bytes a pixel) and, unless libpng writes that directly, its
+        // output: 16-bit samples (3 or 4 of 2 bytes) or 8-bit RGBA (4).
+        try ImageLimits.check(pixels: count, rows: height, perPixel: 3 + (linear ? 2 * channels : hasAlpha ? 4 : 0),
+                              width: width, height: height, options: options, name: name)
         var rgb = [UInt8](repeating: 0, count: count * 3)
         if linear {
             var buffer = [UInt16](repeating: 0, count: count * channels)

@@ -9,8 +9,8 @@ import Foundation
 ///   boundary with a sync flush, as pigz does; their Adler-32 checksums are combined), one IDAT chunk
 ///   per strip.
 ///
-/// libpng's simplified writer, which this replaces for encoding, compresses on one thread: saving an
-/// 8000×6000 photo cost as much as detecting in it (docs/IMAGES.md has the figures). Each strip starts
+/// libpng's simplified writer, which this replaces for encoding, compresses on one thread, so saving a
+/// large photo would cost as much as detecting in it (docs/IMAGES.md). Each strip starts
 /// with an empty dictionary, which costs a little compression at the seams.
 enum PNGWriter {
     /// Uncompressed bytes (filtered rows) per strip, about; strips are whole rows.
@@ -166,7 +166,7 @@ enum PNGWriter {
 
     /// Whether level 1 shrinks the first `length` bytes below 90 %. Rows that do not compress (noise,
     /// or content that is already noise-like after filtering) are then stored uncompressed (level 0,
-    /// a copy), where level 1 ran at ~20 MB/s for no gain: a 8000×6000 noise image took 7.6 s to save.
+    /// a copy), where level 1 runs slowly for no gain.
     private static func compresses(_ input: UnsafeMutablePointer<UInt8>, length: Int) -> Bool {
         var z = z_stream()
         guard deflateInit2_(&z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,

@@ -61,12 +61,12 @@ extension GEMM {
                 let width = min(panelColumns, n - column)
                 var row = target
                 if width == panelColumns && panelColumns % 16 == 0 {
-                    // Whole rows of 16-float runs: copied inline (a memmove call per 64-byte row was 2 % of
-                    // a yolov4-tiny pass).
+                    // Whole rows of 16-float runs: copied inline (a memmove call per 64-byte row costs more
+                    // than the copy).
                     for kk in ks {
                         let source = UnsafeRawPointer(b + kk * ldb + column)
                         // The same row 8 blocks on: B's rows are whole planes apart (1×1 products), too many
-                        // streams for the hardware prefetcher (yolov4-tiny layer 7, 104×104×64: 1.44 → 1.25 ms).
+                        // streams for the hardware prefetcher.
                         prefetch(source + 512)
                         for offset in Swift.stride(from: 0, to: panelColumns * 4, by: 64) {
                             UnsafeMutableRawPointer(row).storeBytes(
@@ -152,9 +152,8 @@ extension GEMM {
     /// to stay in cache from one pass to the next.
     /// How far ahead of the row it reads the kernel prefetches a streamed B (`multiplyPanels`): 32 KB,
     /// one block of 512 rows with the AVX2 tile, so the next block is on its way while the panels of A
-    /// multiply this one. yolov4-tiny, one thread, Zen 3, interleaved (8 rounds × 15 passes): 55.4 ms
-    /// without, 52.9 / 52.5 / 52.0 ms at 32 / 64 / 128 KB (4 KB: no gain); the 13×13 Winograd layers
-    /// otherwise wait on memory for a third of their time.
+    /// multiply this one. Without it the 13×13 Winograd layers spend much of their time waiting on
+    /// memory; a few KB ahead is too short to help.
     static let streamPrefetchBytes = 32_768
 
     static func multiplyPanels(_ a: UnsafePointer<Float>, m: Int, k: Int, blocks b: UnsafePointer<Float>, n: Int,

@@ -15,8 +15,9 @@ import YOLOKernelsAVX512
 /// (`YOLOKernelsAVX2`, `YOLOKernelsAVX512`), reached only through the `tile` function pointers below,
 /// after `KernelFamily.active` has checked the CPU. The portable family has no kernel of its own:
 /// its products go to OpenBLAS's `sgemm`. Adding a family (e.g. ARM NEON, SIMD4 with an 8 × 12
-/// tile) is one new target with one file providing `TileKernel`'s two functions, and one entry in
-/// `all` (docs/performance.md, "Kernel families").
+/// tile) is one new target providing `TileKernel`'s four entry points (and `WinogradKernels`' five, or
+/// none: the family then runs the 8-lane Winograd path), and one entry in `all` (docs/performance.md,
+/// "Kernel families").
 public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
     /// The families this build knows.
     public enum Name: String, Sendable, CaseIterable {
@@ -125,9 +126,9 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
     public var isSupported: Bool { isSupported(by: .current) }
 
     /// Why this family runs slower on `cpu` than the next family down, or nil when it is not known to,
-    /// so `ranked(for:)` puts it after that one. The AVX-512 family on AMD family 25 (Zen 4): measured
-    /// on an EPYC Zen 4 (yolov4-tiny, one thread, interleaved), the avx2 family's pass took 39.7 ms
-    /// against 42.8 ms, since Zen 4 splits each 512-bit operation in two (docs/performance.md).
+    /// so `ranked(for:)` puts it after that one. The AVX-512 family on AMD family 25 (Zen 4), which splits
+    /// each 512-bit operation into two 256-bit halves: there the wider tile adds no multiply throughput and
+    /// the avx2 family's pass is the faster (docs/performance.md, "Kernel families").
     func slowdown(on cpu: CPUFeatures) -> String? {
         name == .avx512 && cpu.splitsAVX512 ? "AMD family 25 executes 512-bit vectors as two 256-bit halves" : nil
     }
@@ -180,22 +181,20 @@ public struct KernelFamily: Sendable, Equatable, CustomStringConvertible {
 
     /// The family the engine runs, chosen once per process: the one `select(_:)` chose, else
     /// `YOLO_KERNEL` from the environment (`avx512`, `avx2`, `portable`, `auto`), else the best this
-    /// CPU supports. An unusable `YOLO_KERNEL` stops the process with a one-line message (exit 1): a
-    /// wrong kernel must not run silently. Programs that want to handle that as an error call
-    /// `select(_:)` first.
+    /// CPU supports. An unusable `YOLO_KERNEL` is not obeyed: the best family runs and `reason` says why
+    /// the request was set aside. Programs that want it as an error call `select(_:source:)` first (the
+    /// `yolo` command does, and stops with a one-line message).
     public static var active: KernelFamily {
         let index = chosen.load(ordering: .acquiring)
         if index >= 0 { return all[index] }
         let request = ProcessInfo.processInfo.environment["YOLO_KERNEL"]
-        let family: KernelFamily
         do {
-            family = try resolve(request)
+            let family = try resolve(request)
+            let why = request.map { $0.isEmpty || $0 == "auto" ? bestReason() : "YOLO_KERNEL=\($0)" }
+            return adopt(family, reason: why ?? bestReason())
         } catch {
-            FileHandle.standardError.write(Data("yolo: \(error)\n".utf8))
-            exit(1)
+            return adopt(best(for: .current), reason: "\(bestReason()); \(error) (set aside)")
         }
-        let why = request.map { $0.isEmpty || $0 == "auto" ? bestReason() : "YOLO_KERNEL=\($0)" }
-        return adopt(family, reason: why ?? bestReason())
     }
 
     /// Why the active family was chosen, for `yolo bench` and `yolo info`.

@@ -2,29 +2,24 @@ import Foundation
 
 /// The im2col + GEMM path split over several workers, each with its own GEMM scratch.
 extension Convolution {
-    /// Output rows per im2col block when the layer is `rowBlocked`: about 256 KB of columns.
-    var rowsPerBlock: Int { max(1, 65_536 / max(1, patchLength * outputShape.width)) }
-
-    /// True when the column matrix is unfolded and multiplied a band of output rows at a time, so
-    /// it stays in cache: only worth it for small filters (the weights are read once per band, and
-    /// OpenBLAS in the portable build repacks them per band) and maps tall enough to give several bands.
-    var rowBlocked: Bool {
-        !isPointwise && filters * patchLength <= 65_536 && outputShape.height >= 2 * rowsPerBlock
+    /// Output rows per band on the banded path (`ConvolutionPlan.Algorithm.gemmBands`), else nil.
+    var bandRows: Int? {
+        if case .gemmBands(let rows) = plan.algorithm { return rows }
+        return nil
     }
 
-    /// Scratch for the row-blocked path: one band per worker (`maxThreads`).
-    var rowBlockedScratch: Int {
-        patchLength * rowsPerBlock * outputShape.width * maxThreads
+    /// Scratch for the banded path: one band per worker (`maxThreads`).
+    var bandScratch: Int {
+        patchLength * (bandRows ?? 0) * outputShape.width * maxThreads
     }
 
     /// The output rows split into one contiguous, near-equal part per worker, each part into bands of
-    /// `rowsPerBlock` rows; each worker unfolds its bands into its own part of the scratch, multiplies,
-    /// and applies bias and activation. (Whole bands dealt out in turn left a worker idle for the odd
-    /// one: yolov4-tiny's layer 0, 19 bands of 11 rows, waited 32 µs of its 840 at two threads.)
-    func forwardRowBlocked(_ io: LayerIO) {
+    /// `bandRows` rows; each worker unfolds its bands into its own part of the scratch, multiplies,
+    /// and applies bias and activation. (Whole bands dealt out in turn would leave a worker idle for the
+    /// odd one.)
+    func forwardRowBlocked(_ io: LayerIO, bandRows band: Int) {
         let (outH, outW) = (outputShape.height, outputShape.width)
         let plane = outputShape.planeCount
-        let band = rowsPerBlock
         let workers = min(io.threads, maxThreads, (outH + band - 1) / band)
         let (input, output, scratch) = (io.input, io.output, io.scratch)
         Parallel.forWorkers(outH, threads: workers) { worker, part in
@@ -50,16 +45,14 @@ extension Convolution {
                       planeStride: planeStride, rowOrigin: rowOrigin)
         // A band's columns are in L2 and contiguous: the kernel reads them in place when its
         // blocks are whole (n a multiple of the block), instead of copying them block by block
-        // (layers 0 and 1 of yolov4-tiny: 3.1 -> 2.9 and 6.8 -> 6.2 ms at 1 thread; the 1x1
-        // products, whose B rows are whole planes apart, are faster copied).
+        // (the 1x1 products, whose B rows are whole planes apart, are faster copied).
         GEMM.multiply(packed!, rows: 0..<filters, b: columns, ldb: n, n: n, c: output, ldc: ldc, bias: biases.pointer,
                       activation: activation, padded: n % GEMM.panelColumns == 0, scratch: gemmScratch)
     }
 
-    /// Unfolds the column matrix in parallel (by rows), then splits the product along its longer
-    /// side: output columns (pixels) for large maps, filters for small ones. Bias and activation run
-    /// on each worker's own part.
-    func forwardThreaded(_ io: LayerIO) {
+    /// Unfolds the column matrix in parallel (by rows), then splits the product along `split` (the plan's:
+    /// output columns for large maps, filters for small ones). Bias and activation run on each worker's part.
+    func forwardThreaded(_ io: LayerIO, split: ConvolutionPlan.Split) {
         let plane = outputShape.planeCount
         let k = patchLength
         let columns: UnsafePointer<Float>
@@ -76,7 +69,7 @@ extension Convolution {
         }
         let (output, scratch) = (io.output, io.scratch)
         let workers = min(io.threads, maxThreads)
-        let byColumns = plane >= filters
+        let byColumns = split == .columns
         Parallel.forRanges(workers, threads: workers) { parts in
             for worker in parts {
                 let gemmScratch = gemmScratch(scratch, worker: worker)

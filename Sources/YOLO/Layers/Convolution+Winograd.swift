@@ -52,8 +52,7 @@ extension Convolution {
     /// `run(block, worker, threads)` with `worker` the scratch slot to use. Full blocks are dealt out whole
     /// (`threads` 1), as many as give every worker the same number; the rest then run one after another
     /// with each step split over all the workers (`worker` 0, `threads` = `workers`). Dealing all of them
-    /// left a worker idle for the odd one: yolov4-tiny's layers 4 and 5 (9 blocks of 3 tile rows on two
-    /// workers) waited 68 µs of their 630 at two threads, median of 260 passes.
+    /// out would leave a worker idle for the odd one (9 blocks on two workers).
     static func dealBlocks(_ blocks: Int, full: Int, workers: Int,
                            _ run: (_ block: Int, _ worker: Int, _ threads: Int) -> Void) {
         let dealt = workers > 1 ? min(blocks, full) / workers * workers : blocks
@@ -90,8 +89,12 @@ extension Convolution {
             }
         }
         // Whole column blocks: V's and M's rows hold `blockTiles` (a multiple of the GEMM's block).
-        Parallel.forEach(alpha2, threads: threads) { xi in
-            GEMM.multiply(plan.u!, matrix: xi, rows: 0..<filters, b: v + xi * plan.vPlaneStride, ldb: blockTiles,
+        let parts = ConvolutionPlanner.productParts(products: alpha2, filters: filters, alignment: GEMM.rowAlignment,
+                                                    threads: threads)
+        Parallel.forEach(alpha2 * parts, threads: threads) { unit in
+            let (xi, part) = unit.quotientAndRemainder(dividingBy: parts)
+            let rows = Parallel.alignedPart(part, of: parts, count: filters, alignment: GEMM.rowAlignment)
+            GEMM.multiply(plan.u!, matrix: xi, rows: rows, b: v + xi * plan.vPlaneStride, ldb: blockTiles,
                           n: tiles, c: mm + xi * plan.mPlaneStride, ldc: blockTiles, padded: true, scratch: nil)
         }
         let output = io.output
@@ -110,8 +113,8 @@ extension Convolution {
     /// (1, 1)) whose padding cells are zero already: the callers clear the planes once (the transposed path
     /// its one plane per layer and worker, the 8-lane path each worker's channels), the padding being the same
     /// for every channel. Only the rows of values are copied, inline, 4 floats at a time with an overlapping
-    /// last piece (a `memmove` and a `memset` call per row were about 1.4 % of a yolov4-tiny pass on its
-    /// 13×13 and 26×26 maps).
+    /// last piece (a `memmove` and a `memset` call per row cost more than the copy on the short rows of
+    /// small maps).
     func padValues(channel c: Int, _ input: UnsafePointer<Float>, plan: WinogradPlan,
                    into plane: UnsafeMutablePointer<Float>) {
         let (height, width) = (inputShape.height, inputShape.width)
@@ -139,8 +142,7 @@ extension Convolution {
     /// the next `paddedWidth` floats on): the same zero-padded rows, each stored by phase (cell x of a
     /// padded row at `(x mod m)·phaseLength + x / m`, `WinogradPlan.phaseLength`), so the transforms read one
     /// column of 16 adjacent tiles with one contiguous load. Runs in the kernel family's ISA, beside the
-    /// transforms (`WinogradTiles.padByPhase`; moving it there from this baseline-ISA module gave no
-    /// measurable gain, docs/performance.md). Writes only the input values: the caller clears the rows
+    /// transforms (`WinogradTiles.padByPhase`). Writes only the input values: the caller clears the rows
     /// first, once for all the channels it pads there.
     func padByPhase(rows: Range<Int>, channel c: Int, _ input: UnsafePointer<Float>, plan: WinogradPlan,
                     into target: UnsafeMutablePointer<Float>) {
@@ -171,8 +173,8 @@ extension Convolution {
         let lanes = WinogradPlan.lanes
         let pw = plan.paddedWidth
         let plane = padded + channel * plan.paddedHeight * pw
-        // Offsets live in plain scalar memory: written lane by lane into a SIMD8<Int> they were
-        // reloaded as a vector, which stalls on store forwarding (28 % of this function).
+        // Offsets live in plain scalar memory: written lane by lane into a SIMD8<Int> they would be
+        // reloaded as a vector, which stalls on store forwarding.
         let offsets = UnsafeMutableRawPointer(buffer + 2 * alpha2).assumingMemoryBound(to: Int.self)
         offsets.update(repeating: 0, count: lanes)
         let first = group * lanes

@@ -14,8 +14,7 @@ extension Convolution {
     func forwardWinogradRows(_ io: LayerIO, plan: WinogradPlan) {
         // No padded copy of the whole input: each block pads the rows it reads, channel by channel, just
         // before transforming them, into a band in the worker's transform buffer (in L1). A padded copy made
-        // first was in L3 by the time the blocks read it (yolov4-tiny's layer 2: 3 MB; the input transform's
-        // loads waited on it).
+        // first would be back in L3 by the time the blocks read it.
         let buffers = io.scratch
         let scratch = buffers + plan.transformBufferCount * plan.maxWorkers
         let workers = min(io.threads, plan.maxWorkers, plan.blocks)
@@ -73,8 +72,12 @@ extension Convolution {
             }
         }
         let tiles = rows * plan.tilesX
-        Parallel.forEach(alpha2, threads: threads) { xi in
-            GEMM.multiply(plan.u!, matrix: xi, rows: 0..<filters, b: v + xi * plan.vPlaneStride, ldb: blockTiles,
+        let parts = ConvolutionPlanner.productParts(products: alpha2, filters: filters, alignment: GEMM.rowAlignment,
+                                                    threads: threads)
+        Parallel.forEach(alpha2 * parts, threads: threads) { unit in
+            let (xi, part) = unit.quotientAndRemainder(dividingBy: parts)
+            let rows = Parallel.alignedPart(part, of: parts, count: filters, alignment: GEMM.rowAlignment)
+            GEMM.multiply(plan.u!, matrix: xi, rows: rows, b: v + xi * plan.vPlaneStride, ldb: blockTiles,
                           n: tiles, c: mm + xi * plan.mPlaneStride, ldc: blockTiles, padded: true, scratch: nil)
         }
         let output = io.output

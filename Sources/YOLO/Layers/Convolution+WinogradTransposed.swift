@@ -28,7 +28,7 @@ extension Convolution {
         Parallel.forWorkers(channels * panels, threads: threads) { worker, range in
             let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount)
             // Each channel is padded into the worker's buffer (in L1) just before its panels are transformed;
-            // a padded copy of the whole input made first (1.4 MB on yolov4-tiny's layer 35) was read back from L3.
+            // a padded copy of the whole input made first would be read back from L3.
             let plane = buffers + worker * bufferCount + plan.vectorBufferCount
             plane.update(repeating: 0, count: plan.bandCount)
             var paddedChannel = -1
@@ -46,9 +46,16 @@ extension Convolution {
         }
         let uBlocks = plan.uBlocks!.pointer
         let blockFloats = channels * plan.paddedFilters
-        Parallel.forEach(alpha2, threads: threads) { xi in
-            GEMM.multiplyPanels(v + xi * plan.vPlaneStride, m: tiles, k: channels, blocks: uBlocks + xi * blockFloats,
-                                n: plan.paddedFilters, c: mm + xi * plan.mPlaneStride, ldc: plan.mTileStride)
+        // Parts of a product are runs of whole 64-filter blocks of Uᵀ (each block streamed once).
+        let columns = GEMM.panelColumns, filterBlocks = plan.paddedFilters / columns
+        let parts = ConvolutionPlanner.productParts(products: alpha2, filters: filterBlocks, alignment: 1, threads: threads)
+        Parallel.forEach(alpha2 * parts, threads: threads) { unit in
+            let (xi, part) = unit.quotientAndRemainder(dividingBy: parts)
+            let blocks = Parallel.part(part, of: parts, count: filterBlocks)
+            GEMM.multiplyPanels(v + xi * plan.vPlaneStride, m: tiles, k: channels,
+                                blocks: uBlocks + xi * blockFloats + blocks.lowerBound * channels * columns,
+                                n: blocks.count * columns, c: mm + xi * plan.mPlaneStride + blocks.lowerBound * columns,
+                                ldc: plan.mTileStride)
         }
         let output = io.output
         let filterGroups = (filters + Wide.scalarCount - 1) / Wide.scalarCount

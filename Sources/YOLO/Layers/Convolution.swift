@@ -7,10 +7,10 @@ import Foundation
 /// where `columns` is the im2col unfolding of the input (a 1×1 stride-1 unpadded convolution uses
 /// the input itself). Bias and activation then run in a single pass over the output.
 ///
-/// 3×3 stride-1 convolutions can instead use Winograd (`ConvolutionAlgorithm`, see
-/// `Convolution+Winograd.swift`); the choice and the transformed filters are fixed at init.
-/// Products run through `GEMM` on weights packed at init (`packed`), with bias and activation fused
-/// into the product's store. Work is split over `LayerIO.threads` workers.
+/// 3×3 stride-1 convolutions can instead use Winograd (see `Convolution+Winograd.swift`). How the layer
+/// runs is its `plan` (`ConvolutionPlanner`), fixed at init with the transformed filters. Products run
+/// through `GEMM` on weights packed at init (`packed`), with bias and activation fused into the
+/// product's store. Work is split over `LayerIO.threads` workers.
 @_spi(Engine) public struct Convolution: Layer {
     public let inputs: [Int]
     public let inputShape: Shape
@@ -23,23 +23,42 @@ import Foundation
     public let weights: FloatBuffer
     /// `filters` floats.
     public let biases: FloatBuffer
-    /// The algorithm this layer runs (never `.auto`).
-    public let method: ConvolutionAlgorithm
-    /// The Winograd geometry and transformed filters, when `method` is a Winograd one.
+    /// How this layer runs (`ConvolutionPlanner`).
+    public let plan: ConvolutionPlan
+    /// The Winograd geometry and transformed filters, when the plan is a Winograd one.
     let winograd: WinogradPlan?
     /// `weights` packed for `GEMM` (the GEMM path; nil with Winograd).
     public let packed: PackedMatrix?
-    /// The most threads a pass gives this layer: its scratch holds that many workers' parts.
-    public let maxThreads: Int
 
-    /// - Parameter algorithm: how to compute; `.auto` chooses Winograd where it is faster and exact
-    ///   enough (`preferredAlgorithm`), a Winograd choice that does not apply falls back to `.im2col`.
+    /// The algorithm this layer runs (never `.auto`).
+    public var method: ConvolutionAlgorithm {
+        guard let choice = plan.winograd else { return .im2col }
+        return choice.m == 2 ? .winograd2 : .winograd4
+    }
+    /// The most threads a pass gives this layer: its scratch holds that many workers' parts.
+    public var maxThreads: Int { plan.maxThreads }
+
+    /// A layer planned on its own (`ConvolutionPlanner.plan`, no fusion).
+    /// - Parameter algorithm: how to compute; `.auto` lets the planner choose, a Winograd choice that does not
+    ///   apply falls back to `.im2col`.
     /// - Parameter threads: the most threads a pass will give the layer (`maxThreads`).
-    /// - Precondition: weight and bias counts match the shapes (the loaders check this for user files).
     public init(input: Int, inputShape: Shape, filters: Int, size: Int, stride: Int, padding: Int,
                 activation: Activation, weights: FloatBuffer, biases: FloatBuffer,
                 algorithm: ConvolutionAlgorithm = .auto, threads: Int = Threading.defaultThreadCount) {
+        let layer = ConvolutionPlanner.Layer(input: inputShape, filters: filters, size: size, stride: stride, padding: padding)
+        self.init(input: input, inputShape: inputShape, filters: filters, size: size, stride: stride, padding: padding,
+                  activation: activation, weights: weights, biases: biases,
+                  plan: ConvolutionPlanner.plan(layer, algorithm: algorithm, threads: threads))
+    }
+
+    /// A layer that runs `plan`.
+    /// - Precondition: weight and bias counts match the shapes (the loaders check this for user files); the
+    ///   plan is for float weights and its Winograd choice, if any, for a 3×3 stride-1 padding-1 layer.
+    public init(input: Int, inputShape: Shape, filters: Int, size: Int, stride: Int, padding: Int,
+                activation: Activation, weights: FloatBuffer, biases: FloatBuffer, plan: ConvolutionPlan) {
         precondition(size >= 1 && stride >= 1 && padding >= 0, "Convolution: bad geometry")
+        precondition(plan.weights == .float, "Convolution: a plan for LUT codes (LUTConvolution runs those)")
+        precondition(plan.winograd == nil || (size == 3 && stride == 1 && padding == 1), "Convolution: Winograd needs 3x3/1 pad 1")
         precondition(weights.count == filters * inputShape.channels * size * size,
                      "Convolution: \(weights.count) weights for \(filters)x\(inputShape.channels)x\(size)x\(size)")
         precondition(biases.count == filters, "Convolution: \(biases.count) biases for \(filters) filters")
@@ -54,33 +73,14 @@ import Foundation
         self.activation = activation
         self.weights = weights
         self.biases = biases
-        let maxThreads = max(1, threads)
-        self.maxThreads = maxThreads
-        let applies = size == 3 && stride == 1 && padding == 1
-        var method = algorithm == .auto ? Convolution.preferredAlgorithm(input: inputShape, filters: filters, size: size,
-                                                                          stride: stride, padding: padding) : algorithm
-        if method.winogradTile != nil && !applies { method = .im2col }
-        self.method = method
-        self.winograd = method.winogradTile.map {
-            WinogradPlan(m: $0, inChannels: inputShape.channels, filters: filters,
+        self.plan = plan
+        self.winograd = plan.winograd.map {
+            WinogradPlan(choice: $0, inChannels: inputShape.channels, filters: filters,
                          height: inputShape.height, width: inputShape.width, weights: weights,
-                         maxWorkers: maxThreads)
+                         maxWorkers: plan.maxThreads)
         }
-        self.packed = method.winogradTile == nil
+        self.packed = plan.winograd == nil
             ? PackedMatrix(rowMajor: weights, rows: filters, columns: inputShape.channels * size * size) : nil
-    }
-
-    /// What `.auto` picks for a 3×3 stride-1 padding-1 layer with at least 16 input channels:
-    /// Winograd F(2×2) on maps up to 16×16 (its U is 2.25× smaller than F(4×4)'s, and OpenBLAS
-    /// repacks U on every call, which dominates on small maps), F(4×4) on larger maps. Otherwise
-    /// the GEMM path: with fewer channels the tile transforms cost more than the multiplications
-    /// they save (yolov3-tiny at one thread: layer 2, 16 channels, 5.0 ms F(4×4) vs 5.4 ms im2col;
-    /// layer 0, 3 channels, 7.3 ms vs 3.2 ms).
-    public static func preferredAlgorithm(input: Shape, filters: Int, size: Int, stride: Int, padding: Int)
-        -> ConvolutionAlgorithm {
-        guard size == 3, stride == 1, padding == 1, input.channels >= 16 else { return .im2col }
-        guard input.width <= 16 && input.height <= 16 else { return .winograd4 }
-        return KernelFamily.active.smallMapWinogradTile == 4 ? .winograd4 : .winograd2
     }
 
     /// Darknet's output size: `(in + 2·padding − size) / stride + 1` on each axis.
@@ -101,10 +101,10 @@ import Foundation
         return columnsScratch + gemmScratch * maxThreads
     }
 
-    /// Scratch floats for the unfolded input (whole, or one band per worker when `rowBlocked`),
+    /// Scratch floats for the unfolded input (whole, or one band per worker on the banded path),
     /// rounded up so the GEMM scratch after it stays 64-byte aligned.
     var columnsScratch: Int {
-        let count = isPointwise ? 0 : max(patchLength * outputShape.planeCount, rowBlocked ? rowBlockedScratch : 0)
+        let count = isPointwise ? 0 : max(patchLength * outputShape.planeCount, bandScratch)
         return lineRounded(count)
     }
 
@@ -121,21 +121,19 @@ import Foundation
         return isPointwise ? "1x1 gemm" : "im2col+gemm"
     }
 
+    /// Runs the plan's path.
     public func forward(_ io: LayerIO) {
-        if let winograd {
-            if winograd.transposed {
-                forwardWinogradTransposed(io, plan: winograd)
-            } else if winograd.rowVectorized {
-                forwardWinogradRows(io, plan: winograd)
-            } else {
-                forwardWinograd(io, plan: winograd)
+        switch plan.algorithm {
+        case .winograd(let choice):
+            switch choice.variant {
+            case .transposed: forwardWinogradTransposed(io, plan: winograd!)
+            case .rows: forwardWinogradRows(io, plan: winograd!)
+            case .tiles8: forwardWinograd(io, plan: winograd!)
             }
-        } else if rowBlocked {
-            forwardRowBlocked(io)
-        } else if io.threads > 1 {
-            forwardThreaded(io)
-        } else {
-            forwardGEMM(io)
+        case .gemmBands(let rows):
+            forwardRowBlocked(io, bandRows: rows)
+        case .gemm(let split):
+            if io.threads > 1 { forwardThreaded(io, split: split) } else { forwardGEMM(io) }
         }
     }
 

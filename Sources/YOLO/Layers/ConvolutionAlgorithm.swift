@@ -1,10 +1,10 @@
 /// How a `Convolution` computes its output.
 ///
 /// All algorithms give the same result up to float rounding; Winograd's rounding error is larger
-/// (see `Convolution+Winograd.swift`). `.auto` picks per layer at build time.
+/// (see `Convolution+Winograd.swift`). `.auto` lets the planner pick per layer (`ConvolutionPlanner`).
 public enum ConvolutionAlgorithm: String, Sendable, CaseIterable {
     /// Winograd for 3×3 stride-1 convolutions with enough channels (F(2×2) on small maps, F(4×4) on
-    /// larger ones), GEMM otherwise: see `Convolution.preferredAlgorithm`.
+    /// larger ones), GEMM otherwise: see `ConvolutionPlanner.winogradTile`.
     case auto
     /// The plain path: im2col unfolding (skipped for 1×1 stride-1 unpadded) and one GEMM.
     case im2col

@@ -31,29 +31,30 @@
         guard ConvolutionMaxPool.qualifies(pool: pool, convolution: convolution, convolutionIndex: convolutionIndex) else {
             return nil
         }
+        let layer = ConvolutionPlanner.Layer(input: convolution.inputShape, filters: convolution.filters, size: 3, stride: 1,
+                                             padding: 1)
+        self.init(unchecked: pool, convolution: convolution, convolutionIndex: convolutionIndex,
+                  bandRows: ConvolutionPlanner.directBandRows(layer))
+    }
+
+    /// The fused layer the network plan asked for (`ConvolutionPlan.Fusion.maxPool`), `bandRows` output rows per band.
+    init(unchecked pool: MaxPool, convolution: Convolution, convolutionIndex: Int, bandRows: Int) {
         self.pool = pool
         self.convolution = convolution
         self.convolutionIndex = convolutionIndex
         direct = DirectConvolution(inputShape: convolution.inputShape, filters: convolution.filters,
                                    activation: convolution.activation, weights: convolution.weights,
-                                   biases: convolution.biases, packed: convolution.packed)
+                                   biases: convolution.biases, bandRows: bandRows, packed: convolution.packed)
     }
 
-    /// True for a 3×3 stride-1 padding-1 convolution (activation piecewise linear) on an even-sized map
-    /// followed by a 2×2 stride-2 max-pool of its output, when the active kernel family has this fast path and the
-    /// direct convolution is the faster choice: fewer than 32 input channels. yolov3-tiny at one thread
-    /// (AMD Zen 4): layers 0–3 take 7.0 ms fused against 9.9–10.1 ms as four layers (im2col, Winograd
-    /// F(4×4) on 16 channels); layers 4–5 (32 channels) 4.1 ms fused against 2.9 ms with Winograd.
+    /// True when `pool` reads only `convolution` (layer `convolutionIndex`) and the planner's rule lets it
+    /// compute it (`ConvolutionPlanner.fusesWithMaxPool`).
     public static func qualifies(pool: MaxPool, convolution c: Convolution, convolutionIndex: Int) -> Bool {
-        KernelFamily.active.has(.directConvolutionMaxPool) && pool.inputs == [convolutionIndex]
-            && pool.size == 2 && pool.stride == 2 && pool.offset == 0
-            && c.size == 3 && c.stride == 1 && c.padding == 1 && c.activation.isPiecewiseLinear
-            && c.outputShape.height % 2 == 0 && c.outputShape.width % 2 == 0
-            && c.inputShape.channels < ConvolutionMaxPool.maxInputChannels
+        pool.inputs == [convolutionIndex] && ConvolutionPlanner.fusesWithMaxPool(
+            ConvolutionPlanner.Layer(input: c.inputShape, filters: c.filters, size: c.size, stride: c.stride, padding: c.padding),
+            activation: c.activation, pool: MaxPoolSpec(size: pool.size, stride: pool.stride, padding: pool.padding, line: 0),
+            family: .active)
     }
-
-    /// Convolutions with at least this many input channels stay unfused (see `qualifies`).
-    static let maxInputChannels = 32
 
     public func forward(_ io: LayerIO) {
         guard io.fused else {

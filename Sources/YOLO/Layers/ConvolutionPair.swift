@@ -24,9 +24,9 @@
     public var scratchCount: Int { max(second.scratchCount, perWorker * second.maxThreads) }
     public var algorithm: String { "im2col+gemm, layer \(firstIndex) made by bands" }
 
-    /// Output rows of the second convolution per band: its own band height on the row-blocked path.
-    /// (yolov4-tiny's layer 1: 2 rows; 4 and 8 were slower, 0.1 and 0.2 ms at one thread.)
-    var bandRows: Int { second.rowsPerBlock }
+    /// Output rows of the second convolution per band: its own band height on the banded path.
+    /// (yolov4-tiny's layer 1: 2 rows; larger bands are slower there.)
+    var bandRows: Int { second.bandRows! }
     /// Rows of the first convolution's output one band of the second reads.
     var windowRows: Int { min(first.outputShape.height, (bandRows - 1) * second.stride + second.size) }
     /// Floats of one channel's rows in the window.
@@ -43,19 +43,25 @@
     /// qualify: see `qualifies`.
     public init?(first: Convolution, firstIndex: Int, second: Convolution) {
         guard Self.qualifies(first: first, firstIndex: firstIndex, second: second) else { return nil }
+        self.init(unchecked: first, firstIndex: firstIndex, second: second)
+    }
+
+    /// The fused layer the network plan asked for (`ConvolutionPlan.Fusion.nextConvolution`).
+    init(unchecked first: Convolution, firstIndex: Int, second: Convolution) {
+        precondition(second.bandRows != nil, "ConvolutionPair: the second convolution is not on the banded path")
         self.first = first
         self.firstIndex = firstIndex
         self.second = second
     }
 
-    /// True when both convolutions unfold and multiply (no Winograd, not 1×1) band by band (`rowBlocked`),
-    /// the second reads only the first, and a band of the second reads a window much smaller than the first's
-    /// whole output (at most a quarter of its rows).
+    /// True when `second` reads only `first` (layer `firstIndex`) and the planner's rule lets it compute `first`
+    /// (`ConvolutionPlanner.fusesIntoNext`: both banded, a band reading a small window of rows).
     public static func qualifies(first: Convolution, firstIndex: Int, second: Convolution) -> Bool {
-        guard second.inputs == [firstIndex], first.packed != nil, second.packed != nil,
-              !first.isPointwise, !second.isPointwise, first.rowBlocked, second.rowBlocked else { return false }
-        let rows = (second.rowsPerBlock - 1) * second.stride + second.size
-        return 4 * rows <= first.outputShape.height
+        second.inputs == [firstIndex] && ConvolutionPlanner.fusesIntoNext(
+            first.plan, second.plan,
+            secondLayer: ConvolutionPlanner.Layer(input: second.inputShape, filters: second.filters, size: second.size,
+                                                  stride: second.stride, padding: second.padding),
+            firstOutputHeight: first.outputShape.height)
     }
 
     public func forward(_ io: LayerIO) {

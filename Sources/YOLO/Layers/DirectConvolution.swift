@@ -37,8 +37,9 @@ struct DirectConvolution: Sendable {
     ///   them), so they are not packed a second time; nil packs them here.
     /// - Precondition: `weights` is `filters × inChannels·9`, `biases` has `filters` floats, the
     ///   activation is piecewise linear (others are never fused: `ConvolutionMaxPool.qualifies`).
+    /// - Parameter bandRows: output rows per band (even; `ConvolutionPlanner.directBandRows`).
     init(inputShape: Shape, filters: Int, activation: Activation, weights: FloatBuffer, biases: FloatBuffer,
-                packed: PackedMatrix? = nil) {
+         bandRows rows: Int, packed: PackedMatrix? = nil) {
         precondition(KernelFamily.active.has(.directConvolutionMaxPool),
                      "DirectConvolution: the \(KernelFamily.active.name) kernel family has no direct convolution")
         precondition(activation.isPiecewiseLinear, "DirectConvolution: only piecewise-linear activations are fused")
@@ -49,12 +50,7 @@ struct DirectConvolution: Sendable {
         self.activation = activation
         let paddedWidth = inputShape.width + 2
         self.paddedWidth = paddedWidth
-        // The largest even band (at most the map's height) whose P and O fit `bandBytes`.
-        func bytes(_ rows: Int) -> Int {
-            (inputShape.channels * (rows + 2) * paddedWidth + filters * rows * paddedWidth) * MemoryLayout<Float>.stride
-        }
-        var rows = 2
-        while rows + 2 <= inputShape.height && bytes(rows + 2) <= DirectConvolution.bandBytes { rows += 2 }
+        precondition(rows >= 2 && rows % 2 == 0, "DirectConvolution: bands of an even number of rows")
         bandRows = rows
         channelStride = ((rows + 2) * paddedWidth + 15) / 16 * 16
         outputStride = (rows * paddedWidth + GEMM.panelColumns - 1) / GEMM.panelColumns * GEMM.panelColumns

@@ -1,12 +1,12 @@
 import YOLOPrefetch
 
 /// The im2col unfolding that turns a convolution into one matrix product.
-enum Im2col {
+@_spi(Engine) public enum Im2col {
     /// Writes the `[C·size·size][outH·outW]` column matrix of `input` (CHW, `shape`) to `columns`.
     ///
     /// Row `(c·size + ky)·size + kx`, column `oy·outW + ox` holds input
     /// `(c, oy·stride + ky − padding, ox·stride + kx − padding)`, or 0 outside the image.
-    static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
+    public static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
                               outputHeight: Int, outputWidth: Int, into columns: UnsafeMutablePointer<Float>) {
         let (height, width) = (shape.height, shape.width)
         let plane = outputHeight * outputWidth
@@ -23,7 +23,7 @@ enum Im2col {
     }
 
     /// Writes only rows `rows` (of `C·size·size`) of the column matrix; lets workers share the unfolding.
-    static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
+    public static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
                               outputHeight: Int, outputWidth: Int, rows: Range<Int>,
                               into columns: UnsafeMutablePointer<Float>) {
         let plane = outputHeight * outputWidth
@@ -42,7 +42,7 @@ enum Im2col {
     /// `input` may hold only some rows of each channel (`ConvolutionPair`'s window): row `rowOrigin` of the map
     /// first, channels `planeStride` floats apart (default: the whole map, `shape.height · shape.width`). Only
     /// the rows the band's taps reach are read; rows outside the map count as padding, as always.
-    static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
+    public static func unfold(_ input: UnsafePointer<Float>, shape: Shape, size: Int, stride: Int, padding: Int,
                               firstOutputRow: Int, outputRows: Int, outputWidth: Int,
                               into columns: UnsafeMutablePointer<Float>, planeStride: Int? = nil, rowOrigin: Int = 0) {
         let planeStride = planeStride ?? shape.height * shape.width
@@ -80,8 +80,8 @@ enum Im2col {
     /// for those taps; row kx at `rows + kx · rowStride`). Output column ox reads input columns 2·ox − 1,
     /// 2·ox and 2·ox + 1, so one load of 16 inputs from 2·ox gives 8 outputs of all three: its even lanes
     /// are kx = 1's, its odd lanes kx = 2's at ox and kx = 0's at ox + 1 (whose column 0 is the left
-    /// padding). yolov4-tiny's layer 1 unfolds 288 rows per band; each tap gathered on its own took
-    /// three loads of every input and a scalar tail on two of the three rows.
+    /// padding). Each tap gathered on its own would take three loads of every input and a scalar tail on
+    /// two of the three rows.
     @inline(__always)
     static func unfoldStride2Taps(_ channel: UnsafePointer<Float>, height: Int, width: Int, ky: Int, outputRows: Int,
                                   outputWidth: Int, into rows: UnsafeMutablePointer<Float>, rowStride: Int,
@@ -144,8 +144,8 @@ enum Im2col {
                 (destination + firstX).update(from: source + firstX + kx - padding, count: endX - firstX)
             } else if stride == 2 {
                 // 8 outputs are the even lanes of 16 consecutive inputs (two shuffles per 8 on SSE);
-                // the loads stay inside the input row. A scalar gather here was most of layers 0 and 1
-                // of yolov4-tiny outside the products.
+                // the loads stay inside the input row. A scalar gather here would cost more than the
+                // rest of the unfolding.
                 var ox = firstX
                 var ix = firstX * 2 + kx - padding
                 while ox + 8 <= endX && ix + 16 <= width {

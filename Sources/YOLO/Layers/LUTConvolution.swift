@@ -40,9 +40,9 @@ struct LUTConvolution: Layer {
         self.weights = weights
         self.biases = biases
         self.maxThreads = max(1, threads)
-        // Whole GEMM panels per block, so every block but the last fills its panels.
-        let alignment = GEMM.rowAlignment
-        self.blockRows = min(filters, max(alignment, blockFloats / steps.patchLength / alignment * alignment))
+        self.blockRows = ConvolutionPlanner.lutBlockRows(
+            ConvolutionPlanner.Layer(input: inputShape, filters: filters, size: size, stride: stride, padding: padding),
+            family: .active, blockFloats: blockFloats)
     }
 
     var outputShape: Shape { steps.outputShape }

@@ -23,9 +23,8 @@
         let (height, width) = (inputShape.height, inputShape.width)
         let outW = outputShape.width
         let (input, output) = (io.input, io.output)
-        // Small maps finish faster than waking a second worker.
-        let threads = outputShape.count >= 65_536 ? io.threads : 1
-        Parallel.forRanges(inputShape.channels, threads: threads) { channels in
+        // Small maps get one thread from the planner (`ConvolutionPlanner.threadCap`).
+        Parallel.forRanges(inputShape.channels, threads: io.threads) { channels in
             for c in channels {
                 let source = input + c * height * width
                 let destination = output + c * outputShape.planeCount

@@ -39,15 +39,6 @@ struct WinogradPlan: Sendable {
     /// false when blocks run one after another with each step split over the workers. The 8-lane
     /// path always deals several blocks out.
     let dealsBlocks: Bool
-    /// Floats of V and M a block may hold to stay in a core's L2 (768 KB).
-    static let l2BlockFloats = 196_608
-    /// Floats of V and M a large block (in L3) may hold: 851,968 (3.25 MB).
-    static let l3BlockFloats = 851_968
-    /// The least share of the GEMM's column blocks small (L2) blocks must fill to be chosen: one tile row
-    /// of a 26- or 13-tile-wide map fills 81 % of its 16-column blocks, and the larger L3 blocks (several
-    /// rows, ≥ 95 % filled) were the faster there. yolov4-tiny, Zen 4, interleaved (8 rounds × 20 passes):
-    /// two threads 19.40 ms against 19.95 with the earlier 75 %; one thread equal (37.98 / 37.93).
-    static let smallBlockUse = 0.9
     /// The zero-padded copy of the input the tiles are read from: one cell of padding on the top
     /// and left, and enough on the bottom and right for the last tiles (`tiles · m + 2` per axis;
     /// wider when `rowVectorized`, whose loads cover whole groups of 16 tiles).
@@ -68,17 +59,14 @@ struct WinogradPlan: Sendable {
     static let lanes = 8
     /// Tiles per vector of the row-vectorized transforms.
     static let rowLanes = 16
-    /// The narrowest map (in tiles) the row-vectorized transforms take: below, most lanes would idle.
-    static let rowTilesMinimum = 12
-    /// The most tiles a map may have for the transposed products.
-    static let transposedTilesMaximum = 256
-    /// Tiles the padded count and the blocks are multiples of: the GEMM's column block with the own
-    /// kernel (whose products may then read and write whole blocks), a SIMD group otherwise.
-    static var tileAlignment: Int { GEMM.usesOwnKernel ? max(GEMM.panelColumns, lanes) : lanes }
+    /// Tiles the padded count and the blocks are multiples of (`ConvolutionPlanner.tileAlignment`).
+    static var tileAlignment: Int { ConvolutionPlanner.tileAlignment(KernelFamily.active) }
 
-    /// Transforms `weights` (`[filters][inChannels][3][3]`) for a `height × width` map.
-    init(m: Int, inChannels: Int, filters: Int, height: Int, width: Int, weights: FloatBuffer, maxWorkers: Int) {
+    /// Transforms `weights` (`[filters][inChannels][3][3]`) for a `height × width` map, laid out as `choice`
+    /// (`ConvolutionPlanner.winogradChoice`) says, with scratch for `maxWorkers` workers.
+    init(choice: WinogradChoice, inChannels: Int, filters: Int, height: Int, width: Int, weights: FloatBuffer, maxWorkers: Int) {
         precondition(weights.count == filters * inChannels * 9, "WinogradPlan: weights are not 3x3")
+        let m = choice.m
         let transform = WinogradTransform(m: m)
         self.transform = transform
         self.tilesY = (height + m - 1) / m
@@ -89,52 +77,17 @@ struct WinogradPlan: Sendable {
         self.inChannels = inChannels
         self.filters = filters
         let alpha2 = transform.alpha * transform.alpha
-        // About 768 KB of V and M per block; blocks below 64 tiles would repack U too often.
-        let perTile = alpha2 * (inChannels + filters)
         self.maxWorkers = max(1, maxWorkers)
-        let family = KernelFamily.active
-        self.kernels = family.winograd
-        let rowVectorized = family.has(.winogradRows) && family.winograd != nil && tilesX >= Self.rowTilesMinimum
+        self.kernels = KernelFamily.active.winograd
+        let rowVectorized = choice.variant == .rows
+        let transposed = choice.variant == .transposed
+        precondition(!(rowVectorized || transposed) || kernels != nil, "WinogradPlan: the active kernel family has no row transforms")
         self.rowVectorized = rowVectorized
-        let transposed = family.has(.winogradTransposed) && family.winograd != nil && family.tileRows == 6
-            && !rowVectorized && tiles <= Self.transposedTilesMaximum
         self.transposed = transposed
         self.paddedFilters = (filters + GEMM.panelColumns - 1) / GEMM.panelColumns * GEMM.panelColumns
-        if transposed {
-            self.blockRows = tilesY
-            self.blockTiles = tiles
-            self.dealsBlocks = false
-        } else if rowVectorized {
-            let width = tilesX
-            let used = { (rows: Int) -> Double in
-                Double(rows * width) / Double((rows * width + alignment - 1) / alignment * alignment)
-            }
-            // As many rows as fit `floats` of V and M, then fewer if that wastes less of the last
-            // 64-tile column block.
-            let rowsY = tilesY
-            let best = { (floats: Int) -> Int in
-                let most = min(rowsY, max(1, floats / (perTile * width)))
-                return (1...most).reversed().max { used($0) < used($1) - 0.02 } ?? most
-            }
-            // Blocks that stay in the core's L2 (768 KB of V and M), dealt out whole to the workers,
-            // when they use the GEMM's columns well and are many; else up to 3.25 MB (in L3), one block
-            // after another with each step split over the workers.
-            let small = best(Self.l2BlockFloats)
-            let smallBlocks = (tilesY + small - 1) / small
-            if used(small) >= Self.smallBlockUse && small * perTile * width <= Self.l2BlockFloats && smallBlocks >= 4 * max(1, maxWorkers) {
-                self.blockRows = small
-                self.dealsBlocks = true
-            } else {
-                self.blockRows = best(Self.l3BlockFloats)
-                self.dealsBlocks = false
-            }
-            self.blockTiles = (blockRows * tilesX + alignment - 1) / alignment * alignment
-        } else {
-            let block = max(64, (Self.l2BlockFloats / perTile) / alignment * alignment)
-            self.blockRows = tilesY
-            self.dealsBlocks = true
-            self.blockTiles = min(block, paddedTiles)
-        }
+        self.blockRows = choice.blockRows
+        self.blockTiles = choice.blockTiles
+        self.dealsBlocks = choice.dealsBlocks
         let panelRows = GEMM.panelRows
         self.vPlaneStride = transposed ? (tiles + panelRows - 1) / panelRows * panelRows * inChannels + 16
             : inChannels * blockTiles + 16
@@ -228,7 +181,7 @@ struct WinogradPlan: Sendable {
     /// the α² values of one tile, read or written together by a transform, do not all fall in the
     /// same L1 cache set (plane sizes are often multiples of 4 KB).
     /// Stored: the transforms read it once per ξ of every tile group, and the kernel family behind
-    /// `GEMM.panelRows` is not free to ask for (3 % of a yolov4-tiny pass when this was computed).
+    /// `GEMM.panelRows` is not free to ask for.
     let vPlaneStride: Int
     /// The same for M's planes (`K × blockTiles`, or `tiles × paddedFilters` when `transposed`).
     /// With `transposed`, Mᵀ is stored tile by tile instead (`[tile][ξ][filter]`, so the output

@@ -7,7 +7,7 @@
 /// 3×3 kernels, 24 layers) and well below where Int arithmetic could overflow: with every field
 /// bounded, the largest product the engine forms (a layer's element count, the weights of one
 /// convolution) stays below 2⁶³.
-public struct ModelLimits: Sendable, Equatable {
+@_spi(Engine) public struct ModelLimits: Sendable, Equatable {
     /// Network input width and height, and every layer's output width and height.
     public var maximumSide = 8192
     /// Layers after `[net]`.

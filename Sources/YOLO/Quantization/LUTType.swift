@@ -16,7 +16,7 @@ public enum LUTType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case lut4 = 4
 
     /// The type's row of the traits table.
-    var traits: LUTTraits {
+    @_spi(Engine) public var traits: LUTTraits {
         switch self {
         case .lut8: return LUTTraits.lut8
         case .lut6: return LUTTraits.lut6
@@ -48,16 +48,16 @@ public enum LUTType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
 /// Codes form one little-endian bit stream: code `i` occupies bits `[i·bits, (i+1)·bits)` of the
 /// stream, bit 0 being the lowest bit of byte 0. So 4-bit codes go low nibble first, and four 6-bit
 /// codes fill 3 bytes as `c0 | c1 << 6 | c2 << 12 | c3 << 18`.
-struct LUTTraits: Sendable {
+@_spi(Engine) public struct LUTTraits: Sendable {
     /// Bits per code.
-    let bits: Int
+    public let bits: Int
     /// Codes in one packing group, which starts on a byte boundary.
-    let codesPerGroup: Int
+    public let codesPerGroup: Int
     /// Bytes in one packing group.
-    let bytesPerGroup: Int
+    public let bytesPerGroup: Int
     /// Expands `count` codes starting at code index `first` of the stream `packed`, mapping each
     /// through `table` (scaled by `scale`), into `output`. `ŵ = scale · table[code]` in float32.
-    let expand: @Sendable (_ packed: UnsafePointer<UInt8>, _ first: Int, _ count: Int,
+    public let expand: @Sendable (_ packed: UnsafePointer<UInt8>, _ first: Int, _ count: Int,
                                   _ table: UnsafePointer<Float>, _ scale: Float, _ output: UnsafeMutablePointer<Float>) -> Void
 
     static let lut8 = LUTTraits(bits: 8, codesPerGroup: 1, bytesPerGroup: 1) { packed, first, count, table, scale, output in
@@ -116,7 +116,7 @@ struct LUTTraits: Sendable {
     // MARK: Packing (writing)
 
     /// Packs `codes` (each `< 2^bits`) into the tight little-endian bit stream described above.
-    func pack(_ codes: [UInt8]) -> [UInt8] {
+    @_spi(Engine) public func pack(_ codes: [UInt8]) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: (codes.count * bits + 7) / 8)
         var bit = 0
         for code in codes {

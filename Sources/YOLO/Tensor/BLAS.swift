@@ -1,10 +1,10 @@
-import CLAPACK
 import COpenBLAS
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The engine's only door to OpenBLAS: single-precision matrix products and thread control.
+/// The engine's only door to OpenBLAS: single-precision matrix products and thread control (LAPACK, which
+/// only the conversion tools use, is reached from `YOLOConversion`).
 @_spi(Engine) public enum BLAS {
     /// `C[m×n] = A[m×k] · B[k×n] + beta · C`, all row-major with the given leading dimensions.
     /// With `transposedA`, `a` holds Aᵀ (`k×m`, leading dimension `lda`).
@@ -28,25 +28,6 @@ import Glibc
                                  c: UnsafeMutablePointer<Float>, ldc: Int, beta: Float = 0) {
         cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, blasint(n), blasint(k), 1, a, blasint(lda),
                     beta, c, blasint(ldc))
-    }
-
-    /// Replaces the symmetric positive-definite `a` (`n×n`, both triangles set) by the upper factor
-    /// `U` of the Cholesky decomposition of its inverse, `A⁻¹ = Uᵀ U`, row-major, strict lower triangle
-    /// zeroed (LAPACK dpotrf, dpotri, dpotrf). Returns false, `a` unspecified, when `a` is not
-    /// positive definite.
-    public static func inverseCholeskyUpper(_ a: UnsafeMutablePointer<Double>, n: Int) -> Bool {
-        var size = Int32(n), info: Int32 = 0  // lapack_int (a macro for int32_t)
-        var lower = CChar(UInt8(ascii: "L"))
-        // Row-major symmetric = column-major symmetric. 'L' in column-major is the upper triangle row-major.
-        dpotrf_(&lower, &size, a, &size, &info, 1)
-        guard info == 0 else { return false }
-        dpotri_(&lower, &size, a, &size, &info, 1)
-        guard info == 0 else { return false }
-        for i in 0..<n { for j in 0..<i { a[i * n + j] = a[j * n + i] } }  // mirror row-major upper to lower
-        dpotrf_(&lower, &size, a, &size, &info, 1)
-        guard info == 0 else { return false }
-        for i in 0..<n { for j in 0..<i { a[i * n + j] = 0 } }
-        return true
     }
 
     /// Ends OpenBLAS's worker threads, which it starts when the library loads and which spin

@@ -9,7 +9,7 @@
 /// allowed pairs permit and, among those matchings, has the least total cost: forbidden pairs are solved
 /// with a cost above any sum of allowed ones and dropped from the answer, the same convention as
 /// py-motmetrics' `lap.linear_sum_assignment` with its "expensive edges".
-public enum LinearAssignment {
+@_spi(Engine) public enum LinearAssignment {
     /// One assigned pair.
     public struct Pair: Sendable, Hashable {
         public var row: Int

@@ -1,0 +1,107 @@
+/// How one convolution layer runs: algorithm, blocking, weight storage, fusion and threads, made by
+/// `ConvolutionPlanner` from the layer's shape, the kernel family, the thread count and the model's storage.
+/// The layers execute their plan and choose nothing themselves; `yolo info --plan` prints the plans.
+@_spi(Engine) public struct ConvolutionPlan: Sendable, Equatable, CustomStringConvertible {
+    /// How the products are organised.
+    public enum Algorithm: Sendable, Equatable {
+        /// im2col (none for a 1×1 stride-1 unpadded layer) and one GEMM over the whole map; with several
+        /// threads the product is split along `split`.
+        case gemm(split: Split)
+        /// im2col and GEMM a band of `rows` output rows at a time (the band's columns stay in L2); the output
+        /// rows are split over the threads, band by band.
+        case gemmBands(rows: Int)
+        /// Winograd F(m×m, 3×3).
+        case winograd(WinogradChoice)
+    }
+
+    /// Which side of a whole-map product the threads share.
+    public enum Split: String, Sendable {
+        /// Output pixels (the map is at least as large as the filter count).
+        case columns
+        /// Filters.
+        case filters
+    }
+
+    /// How the weights stay in memory during a pass.
+    public enum Weights: Sendable, Equatable {
+        /// float32, packed for the GEMM (or transformed for Winograd) at build.
+        case float
+        /// LUT codes, expanded `blockRows` filters at a time just before their product (`LUTConvolution`).
+        case lutCodes(blockRows: Int)
+    }
+
+    /// A later layer that computes this convolution itself, when the workspace does not keep its output.
+    public enum Fusion: Sendable, Equatable {
+        /// The 2×2 max-pool right after it (`ConvolutionMaxPool`): direct 3×3 convolution, `bandRows` output
+        /// rows a band, pooled as each band is made.
+        case maxPool(bandRows: Int)
+        /// The convolution right after it (`ConvolutionPair`), a few rows at a time in each worker's window.
+        case nextConvolution
+    }
+
+    public var algorithm: Algorithm
+    public var weights: Weights
+    /// Set when the next layer computes this one (see `Fusion`).
+    public var fusion: Fusion?
+    /// The most threads a pass gives the layer: its scratch is made for that many workers.
+    public var maxThreads: Int
+
+    /// The Winograd choice, if any.
+    public var winograd: WinogradChoice? {
+        if case .winograd(let choice) = algorithm { return choice }
+        return nil
+    }
+
+    /// One line: e.g. `winograd F(4,3) rows of tiles, 3-row blocks dealt out; float; 2 threads`.
+    public var description: String {
+        var parts: [String]
+        switch algorithm {
+        case .gemm(let split): parts = ["gemm, threads split the \(split.rawValue)"]
+        case .gemmBands(let rows): parts = ["gemm by bands of \(rows) output rows"]
+        case .winograd(let w): parts = [w.description]
+        }
+        switch weights {
+        case .float: parts.append("float")
+        case .lutCodes(let rows): parts.append("LUT codes expanded \(rows) filters at a time")
+        }
+        switch fusion {
+        case .maxPool(let rows)?: parts.append("computed by the next max-pool (direct, \(rows)-row bands)")
+        case .nextConvolution?: parts.append("computed by the next convolution, by bands")
+        case nil: break
+        }
+        parts.append("\(maxThreads) thread\(maxThreads == 1 ? "" : "s")")
+        return parts.joined(separator: "; ")
+    }
+}
+
+/// The Winograd variant and blocking of one layer (`WinogradPlan` holds the geometry and transformed filters).
+@_spi(Engine) public struct WinogradChoice: Sendable, Equatable, CustomStringConvertible {
+    /// How the transforms and products are laid out.
+    public enum Variant: String, Sendable {
+        /// Transforms on groups of 8 tiles, products on tiles × filters (`Convolution+Winograd.swift`).
+        case tiles8 = "8-lane tiles"
+        /// Transforms on whole rows of tiles, 16 per vector (`Convolution+WinogradRows.swift`).
+        case rows = "rows of tiles"
+        /// Small maps: products compute Mᵀ = Vᵀ·Uᵀ, tiles on the kernel's 6-row side
+        /// (`Convolution+WinogradTransposed.swift`).
+        case transposed
+    }
+
+    /// The output tile edge: 2 (F(2×2)) or 4 (F(4×4)).
+    public var m: Int
+    public var variant: Variant
+    /// Tile rows per block (`rows`; the map's tile rows otherwise).
+    public var blockRows: Int
+    /// Tiles per block (a multiple of the tile alignment; all tiles when `transposed`).
+    public var blockTiles: Int
+    /// Whether each worker runs whole blocks in its own scratch (else blocks run one after another with
+    /// each step split over the workers).
+    public var dealsBlocks: Bool
+
+    public var description: String {
+        let blocking = variant == .transposed ? "one block"
+            : variant == .rows ? "\(blockRows)-row blocks" + (dealsBlocks ? " dealt out" : " in turn")
+            : "\(blockTiles)-tile blocks dealt out"
+        return "winograd F(\(m),3) \(variant.rawValue), \(blocking)"
+    }
+}

@@ -1,0 +1,196 @@
+/// The one place that decides how each layer runs (ncnn's `create_pipeline`): a `ConvolutionPlan` per
+/// convolution from its shape, the kernel family, the thread count and whether its weights stay as LUT codes;
+/// and per network, which layers fuse and how many threads each layer is worth (`NetworkPlan`). Layers and
+/// kernels execute plans; a new path (int8, another ISA, an ONNX operator) is a rule here plus a kernel.
+///
+/// Every rule below is a pure function of its arguments (the family is a parameter, not the CPU), so the
+/// tests can assert the plans of the yolov3-tiny and yolov4-tiny tables for every family on any machine.
+@_spi(Engine) public enum ConvolutionPlanner {
+    /// The facts of one convolution a plan depends on.
+    public struct Layer: Sendable, Equatable {
+        public var input: Shape
+        public var filters: Int
+        public var size: Int
+        public var stride: Int
+        public var padding: Int
+
+        public init(input: Shape, filters: Int, size: Int, stride: Int, padding: Int) {
+            (self.input, self.filters, self.size, self.stride, self.padding) = (input, filters, size, stride, padding)
+        }
+
+        public var output: Shape {
+            Convolution.outputShape(input: input, filters: filters, size: size, stride: stride, padding: padding)
+        }
+        /// The GEMM's K: `inChannels · size²`.
+        public var patchLength: Int { input.channels * size * size }
+        public var isPointwise: Bool { size == 1 && stride == 1 && padding == 0 }
+        var isWinogradShape: Bool { size == 3 && stride == 1 && padding == 1 }
+    }
+
+    /// The plan of `layer` alone (no fusion): `algorithm` `.auto` lets the rules choose; a Winograd choice
+    /// that does not apply to the shape falls back to im2col. `lutCodes`: the weights stay as LUT codes.
+    public static func plan(_ layer: Layer, algorithm: ConvolutionAlgorithm = .auto, lutCodes: Bool = false,
+                            threads: Int, family: KernelFamily = .active) -> ConvolutionPlan {
+        let threads = max(1, threads)
+        if lutCodes {
+            return ConvolutionPlan(algorithm: .gemm(split: .filters), weights: .lutCodes(blockRows: lutBlockRows(layer, family: family)),
+                                   fusion: nil, maxThreads: threads)
+        }
+        if let m = winogradTile(layer, algorithm: algorithm, family: family) {
+            return ConvolutionPlan(algorithm: .winograd(winogradChoice(layer, m: m, threads: threads, family: family)),
+                                   weights: .float, fusion: nil, maxThreads: threads)
+        }
+        if let rows = gemmBandRows(layer) {
+            return ConvolutionPlan(algorithm: .gemmBands(rows: rows), weights: .float, fusion: nil, maxThreads: threads)
+        }
+        let split: ConvolutionPlan.Split = layer.output.planeCount >= layer.filters ? .columns : .filters
+        return ConvolutionPlan(algorithm: .gemm(split: split), weights: .float, fusion: nil, maxThreads: threads)
+    }
+
+    // MARK: - Algorithm
+
+    /// The Winograd tile for `layer`, nil for the GEMM path. `.auto`: for a 3×3 stride-1 padding-1 layer with
+    /// at least 16 input channels, F(4×4) on maps larger than 16×16, and on smaller ones the family's choice
+    /// (F(2×2) where its U, 2.25× smaller, matters more: OpenBLAS repacks U on every call); otherwise GEMM
+    /// (with fewer channels the transforms cost about as much as the multiplications they save, or more).
+    static func winogradTile(_ layer: Layer, algorithm: ConvolutionAlgorithm, family: KernelFamily) -> Int? {
+        guard layer.isWinogradShape else { return nil }
+        switch algorithm {
+        case .im2col: return nil
+        case .winograd2: return 2
+        case .winograd4: return 4
+        case .auto:
+            guard layer.input.channels >= 16 else { return nil }
+            return layer.input.width <= 16 && layer.input.height <= 16 ? family.smallMapWinogradTile : 4
+        }
+    }
+
+    /// Output rows per band for the banded GEMM path, nil when the whole map is one product: bands of about
+    /// 256 KB of unfolded columns (they stay in L2), only for small filters (the weights are read once per
+    /// band) and maps tall enough for two bands or more.
+    static func gemmBandRows(_ layer: Layer) -> Int? {
+        guard !layer.isPointwise, layer.filters * layer.patchLength <= 65_536 else { return nil }
+        let rows = max(1, 65_536 / max(1, layer.patchLength * layer.output.width))
+        return layer.output.height >= 2 * rows ? rows : nil
+    }
+
+    /// Filters a LUT layer expands and multiplies together: whole GEMM panels, at most 1 MB of floats.
+    static func lutBlockRows(_ layer: Layer, family: KernelFamily, blockFloats: Int = LUTConvolution.blockFloats) -> Int {
+        let alignment = family.hasOwnKernel ? family.tileRows : 1
+        return min(layer.filters, max(alignment, blockFloats / layer.patchLength / alignment * alignment))
+    }
+
+    // MARK: - Winograd variant and blocking
+
+    /// Floats of V and M a block may hold to stay in a core's L2 (768 KB), and a large block (in L3, 3.25 MB).
+    static let l2BlockFloats = 196_608
+    static let l3BlockFloats = 851_968
+    /// The least share of the GEMM's column blocks small (L2) blocks must fill to be chosen: one tile row of
+    /// a 26- or 13-tile-wide map fills 81 % of its 16-column blocks, and the larger L3 blocks (several rows,
+    /// ≥ 95 % filled) are the faster there.
+    static let smallBlockUse = 0.9
+    /// The narrowest map (in tiles) the row-vectorized transforms take: below, most lanes would idle.
+    static let rowTilesMinimum = 12
+    /// The most tiles a map may have for the transposed products.
+    static let transposedTilesMaximum = 256
+
+    /// Tiles the padded tile count and the blocks are multiples of: the GEMM's column block with the own
+    /// kernel, a SIMD group of the transforms otherwise.
+    static func tileAlignment(_ family: KernelFamily) -> Int {
+        family.hasOwnKernel ? max(family.tileColumns, WinogradPlan.lanes) : WinogradPlan.lanes
+    }
+
+    /// The variant and blocking of F(m×m) for `layer`:
+    /// - rows of tiles, with the family's row transforms, on maps at least `rowTilesMinimum`
+    ///   tiles wide; blocks of whole tile rows: small ones (in L2) dealt out whole to the workers when they
+    ///   fill the GEMM's columns well and are many, else large ones (in L3) one after another;
+    /// - transposed products on small maps (at most `transposedTilesMaximum` tiles) with a 6-row kernel;
+    /// - 8-lane tiles otherwise, blocks of about 768 KB of V and M (at least 64 tiles), dealt out.
+    static func winogradChoice(_ layer: Layer, m: Int, threads: Int, family: KernelFamily) -> WinogradChoice {
+        let (height, width) = (layer.input.height, layer.input.width)
+        let tilesY = (height + m - 1) / m, tilesX = (width + m - 1) / m, tiles = tilesY * tilesX
+        let alignment = tileAlignment(family)
+        let paddedTiles = (tiles + alignment - 1) / alignment * alignment
+        let alpha2 = (m + 2) * (m + 2)
+        let perTile = alpha2 * (layer.input.channels + layer.filters)
+        let hasTransforms = family.winograd != nil
+        if family.has(.winogradRows) && hasTransforms && tilesX >= rowTilesMinimum {
+            let used = { (rows: Int) -> Double in
+                Double(rows * tilesX) / Double((rows * tilesX + alignment - 1) / alignment * alignment)
+            }
+            // As many rows as fit `floats` of V and M, then fewer if that wastes less of the last column block.
+            let best = { (floats: Int) -> Int in
+                let most = min(tilesY, max(1, floats / (perTile * tilesX)))
+                return (1...most).reversed().max { used($0) < used($1) - 0.02 } ?? most
+            }
+            let small = best(l2BlockFloats)
+            let smallBlocks = (tilesY + small - 1) / small
+            let deals = used(small) >= smallBlockUse && small * perTile * tilesX <= l2BlockFloats
+                && smallBlocks >= 4 * max(1, threads)
+            let rows = deals ? small : best(l3BlockFloats)
+            return WinogradChoice(m: m, variant: .rows, blockRows: rows,
+                                  blockTiles: (rows * tilesX + alignment - 1) / alignment * alignment, dealsBlocks: deals)
+        }
+        if family.has(.winogradTransposed) && hasTransforms && family.tileRows == 6 && tiles <= transposedTilesMaximum {
+            return WinogradChoice(m: m, variant: .transposed, blockRows: tilesY, blockTiles: tiles, dealsBlocks: false)
+        }
+        let block = max(64, (l2BlockFloats / perTile) / alignment * alignment)
+        return WinogradChoice(m: m, variant: .tiles8, blockRows: tilesY, blockTiles: min(block, paddedTiles), dealsBlocks: true)
+    }
+
+    // MARK: - Fusion
+
+    /// Whether the max-pool after a convolution computes it (`ConvolutionMaxPool`): a 3×3 stride-1 padding-1
+    /// convolution with a piecewise-linear activation and fewer than 32 input channels on an even-sized map,
+    /// pooled 2×2 stride 2, with a family that has the direct path. (With 32 channels or more, Winograd and
+    /// a separate max-pool are the faster.)
+    static func fusesWithMaxPool(_ c: Layer, activation: Activation, pool: MaxPoolSpec, family: KernelFamily) -> Bool {
+        family.has(.directConvolutionMaxPool) && pool.size == 2 && pool.stride == 2 && pool.padding / 2 == 0
+            && c.isWinogradShape && activation.isPiecewiseLinear
+            && c.output.height % 2 == 0 && c.output.width % 2 == 0 && c.input.channels < 32
+    }
+
+    /// Output rows per band of the direct convolution: the largest even count (at most the map's height) whose
+    /// padded input rows and output rows fit `DirectConvolution.bandBytes`.
+    static func directBandRows(_ c: Layer) -> Int {
+        let paddedWidth = c.input.width + 2
+        func bytes(_ rows: Int) -> Int {
+            (c.input.channels * (rows + 2) * paddedWidth + c.filters * rows * paddedWidth) * MemoryLayout<Float>.stride
+        }
+        var rows = 2
+        while rows + 2 <= c.input.height && bytes(rows + 2) <= DirectConvolution.bandBytes { rows += 2 }
+        return rows
+    }
+
+    /// Whether the convolution after `first` computes it band by band (`ConvolutionPair`): both on the banded
+    /// GEMM path, and a band of the second reads at most a quarter of the first's output rows.
+    static func fusesIntoNext(_ first: ConvolutionPlan, _ second: ConvolutionPlan, secondLayer: Layer, firstOutputHeight: Int) -> Bool {
+        guard case .gemmBands = first.algorithm, case .gemmBands(let rows) = second.algorithm,
+              first.weights == .float, second.weights == .float else { return false }
+        return 4 * ((rows - 1) * secondLayer.stride + secondLayer.size) <= firstOutputHeight
+    }
+
+    // MARK: - Threads per layer
+
+    /// Parts each of a Winograd layer's `products` matrix products (one per ξ) is cut into along the filters,
+    /// so that `threads` threads get even shares: none while there are four products or more per thread (one
+    /// more or less is then at most a quarter of a share), else as many as bring the units to four per thread,
+    /// each at least `alignment` filters (a GEMM panel). F(4×4)'s 36 products on 16 threads: 2 parts, 72 units,
+    /// at most 5 per thread where whole products gave 3 against 2.25 on average.
+    public static func productParts(products: Int, filters: Int, alignment: Int, threads: Int) -> Int {
+        guard threads > 1, products < 4 * threads else { return 1 }
+        let wanted = (4 * threads + products - 1) / products
+        return max(1, min(wanted, filters / max(1, alignment)))
+    }
+
+    /// Floating-point operations a layer must have per thread it is given (2 M: about 20–40 µs of one core's
+    /// work, where a parallel region costs a few microseconds), unless it writes `outputsPerThread` values per
+    /// thread (128 KB: max-pools, upsamples and routes move memory rather than compute).
+    public static let flopsPerThread = 2e6
+    public static let outputsPerThread = 32_768
+
+    /// The most threads worth giving a layer of `flops` operations writing `outputs` values.
+    static func threadCap(flops: Double, outputs: Int, threads: Int) -> Int {
+        min(threads, max(1, Int(flops / flopsPerThread), outputs / outputsPerThread))
+    }
+}

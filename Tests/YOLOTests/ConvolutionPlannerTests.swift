@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+@_spi(Engine) @testable import YOLO
+import YOLOTestSupport
+
+/// The planner's rules (`ConvolutionPlanner`) and the whole plans of yolov3-tiny and yolov4-tiny.
+@Suite struct ConvolutionPlannerTests {
+    static func family(_ name: KernelFamily.Name) -> KernelFamily { KernelFamily.all.first { $0.name == name }! }
+    static let families = KernelFamily.all.map(\.name)
+
+    /// Every layer's plan at 416×416 for 1 and 2 threads and every family the build carries equals the reviewed
+    /// table in Fixtures/plans (scripts/make-plan-fixtures.sh writes it; a changed line is a layer that now runs
+    /// differently, and the detections tests say whether its results moved).
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: TestPaths.v4Cfg), "Weights/*.cfg are absent: run `make weights`"),
+          arguments: ["yolov3-tiny", "yolov4-tiny"])
+    func plansOfTheNamedModels(model: String) throws {
+        let description = try ModelDescription(cfgPath: TestPaths.root + "/Weights/\(model).cfg")
+        let geometry = try description.geometry(width: 416, height: 416)
+        for name in Self.families {
+            for threads in [1, 2] {
+                let plan = NetworkPlan(description: description, geometry: geometry, threads: threads, family: Self.family(name))
+                let path = TestPaths.fixtures + "/plans/\(model)-\(name.rawValue)-t\(threads).txt"
+                let expected = try String(contentsOfFile: path, encoding: .utf8)
+                #expect(plan.render(description: description, geometry: geometry) + "\n" == expected, "\(path)")
+            }
+        }
+    }
+
+    static func layer(_ c: Int, _ h: Int, _ w: Int, filters: Int, size: Int = 3, stride: Int = 1) -> ConvolutionPlanner.Layer {
+        ConvolutionPlanner.Layer(input: Shape(channels: c, height: h, width: w), filters: filters, size: size, stride: stride,
+                                 padding: size / 2)
+    }
+
+    @Test func algorithmRules() {
+        let avx2 = Self.family(.avx2)
+        // Winograd needs 3×3 stride 1 padding 1 and (for .auto) 16 input channels; F(4×4) above 16×16.
+        #expect(ConvolutionPlanner.winogradTile(Self.layer(16, 52, 52, filters: 32), algorithm: .auto, family: avx2) == 4)
+        #expect(ConvolutionPlanner.winogradTile(Self.layer(8, 52, 52, filters: 32), algorithm: .auto, family: avx2) == nil)
+        #expect(ConvolutionPlanner.winogradTile(Self.layer(16, 13, 13, filters: 32), algorithm: .auto, family: avx2)
+                == avx2.smallMapWinogradTile)
+        #expect(ConvolutionPlanner.winogradTile(Self.layer(16, 52, 52, filters: 32, stride: 2), algorithm: .winograd2, family: avx2) == nil)
+        #expect(ConvolutionPlanner.winogradTile(Self.layer(16, 52, 52, filters: 32, size: 1), algorithm: .winograd4, family: avx2) == nil)
+        #expect(ConvolutionPlanner.winogradTile(Self.layer(3, 52, 52, filters: 32), algorithm: .winograd2, family: avx2) == 2)
+        // LUT codes: a whole-map product split over filters, blocks of whole panels.
+        let lut = ConvolutionPlanner.plan(Self.layer(64, 26, 26, filters: 128), lutCodes: true, threads: 2, family: avx2)
+        #expect(lut.algorithm == .gemm(split: .filters))
+        if case .lutCodes(let rows) = lut.weights { #expect(rows % avx2.tileRows == 0 || rows == 128) } else { Issue.record("not LUT") }
+        // Bands for small filters on tall maps; the whole map for a 1×1 layer; split by columns on large maps.
+        #expect(ConvolutionPlanner.gemmBandRows(Self.layer(3, 416, 416, filters: 16)) != nil)
+        #expect(ConvolutionPlanner.gemmBandRows(Self.layer(64, 52, 52, filters: 128, size: 1)) == nil)
+        #expect(ConvolutionPlanner.plan(Self.layer(64, 52, 52, filters: 128, size: 1), threads: 2, family: avx2).algorithm == .gemm(split: .columns))
+        #expect(ConvolutionPlanner.plan(Self.layer(512, 13, 13, filters: 255, size: 1), threads: 2, family: avx2).algorithm == .gemm(split: .filters))
+    }
+
+    @Test func winogradVariantsFollowTheFamily() {
+        let wide = Self.layer(64, 104, 104, filters: 64), small = Self.layer(256, 26, 26, filters: 256)
+        let avx2 = Self.family(.avx2), portable = Self.family(.portable)
+        #expect(ConvolutionPlanner.winogradChoice(wide, m: 4, threads: 2, family: avx2).variant == .rows)
+        #expect(ConvolutionPlanner.winogradChoice(small, m: 4, threads: 2, family: avx2).variant == .transposed)
+        #expect(ConvolutionPlanner.winogradChoice(wide, m: 4, threads: 2, family: portable).variant == .tiles8)
+        #expect(ConvolutionPlanner.winogradChoice(small, m: 4, threads: 2, family: portable).variant == .tiles8)
+        let tiles8 = ConvolutionPlanner.winogradChoice(wide, m: 4, threads: 2, family: portable)
+        #expect(tiles8.blockTiles % ConvolutionPlanner.tileAlignment(portable) == 0 && tiles8.dealsBlocks)
+    }
+
+    @Test func fusionRules() {
+        let avx2 = Self.family(.avx2), portable = Self.family(.portable)
+        let pool = MaxPoolSpec(size: 2, stride: 2, padding: 1, line: 0)
+        let c = Self.layer(16, 208, 208, filters: 32)
+        #expect(ConvolutionPlanner.fusesWithMaxPool(c, activation: .leaky, pool: pool, family: avx2))
+        #expect(!ConvolutionPlanner.fusesWithMaxPool(c, activation: .leaky, pool: pool, family: portable))
+        #expect(!ConvolutionPlanner.fusesWithMaxPool(Self.layer(32, 208, 208, filters: 32), activation: .leaky, pool: pool, family: avx2))
+        #expect(!ConvolutionPlanner.fusesWithMaxPool(c, activation: .leaky, pool: MaxPoolSpec(size: 2, stride: 1, padding: 1, line: 0),
+                                                     family: avx2))
+        #expect(ConvolutionPlanner.directBandRows(c) % 2 == 0)
+        // A pair: both banded, the second's band reading at most a quarter of the first's rows.
+        let first = Self.layer(3, 416, 416, filters: 32, stride: 2), second = Self.layer(32, 208, 208, filters: 64, stride: 2)
+        let p1 = ConvolutionPlanner.plan(first, threads: 2, family: avx2), p2 = ConvolutionPlanner.plan(second, threads: 2, family: avx2)
+        #expect(ConvolutionPlanner.fusesIntoNext(p1, p2, secondLayer: second, firstOutputHeight: first.output.height))
+        let lut = ConvolutionPlanner.plan(second, lutCodes: true, threads: 2, family: avx2)
+        #expect(!ConvolutionPlanner.fusesIntoNext(p1, lut, secondLayer: second, firstOutputHeight: first.output.height))
+    }
+
+    @Test func winogradProductsAreCutOnlyWhenThreadsOutnumberThem() {
+        #expect(ConvolutionPlanner.productParts(products: 36, filters: 256, alignment: 6, threads: 2) == 1)
+        #expect(ConvolutionPlanner.productParts(products: 36, filters: 256, alignment: 6, threads: 8) == 1)
+        #expect(ConvolutionPlanner.productParts(products: 36, filters: 256, alignment: 6, threads: 16) == 2)
+        #expect(ConvolutionPlanner.productParts(products: 16, filters: 256, alignment: 6, threads: 16) == 4)
+        #expect(ConvolutionPlanner.productParts(products: 16, filters: 8, alignment: 6, threads: 16) == 1)  // one panel
+    }
+
+    @Test func threadsFollowTheWork() {
+        #expect(ConvolutionPlanner.threadCap(flops: 1e9, outputs: 10, threads: 16) == 16)
+        #expect(ConvolutionPlanner.threadCap(flops: 3e6, outputs: 10, threads: 16) == 1)
+        #expect(ConvolutionPlanner.threadCap(flops: 0, outputs: 200_000, threads: 16) == 6)
+        #expect(ConvolutionPlanner.threadCap(flops: 0, outputs: 0, threads: 4) == 1)
+    }
+}

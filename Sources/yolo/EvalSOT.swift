@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import YOLOEvaluation
 import YOLOReport
 @_spi(Engine) import YOLO
 

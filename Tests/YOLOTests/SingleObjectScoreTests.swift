@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import YOLO
+import YOLO
+import YOLOEvaluation
 import YOLOTestSupport
 
 @Suite struct SingleObjectScoreTests {

@@ -12,7 +12,7 @@
 ///
 /// Boxes are in pixels of the frame with a top-left origin (`ObjectObservation.normalizedBox` gives 0…1).
 /// Every frame must have the seed frame's size. Several trackers in one stream share the per-frame work when
-/// they are updated with one `TrackingFrame` (`update(_:with:)` does that). A tracker is `Sendable`: its state is
+/// they are updated together with ``update(_:with:)``. A tracker is `Sendable`: its state is
 /// behind a lock, so calls from several threads are safe and take turns.
 public final class ObjectTracker: Sendable {
     /// The algorithm this tracker runs.
@@ -32,7 +32,7 @@ public final class ObjectTracker: Sendable {
     /// Seeds a tracker with `box` (pixels of `frame`, top-left origin; clipped to the frame).
     /// - Throws: `YOLOError.invalidArgument` when the box is not finite, is under 2 pixels wide or high, lies
     ///   outside the frame, or keeps under 2 pixels of width or height inside it.
-    public init(frame: TrackingFrame, box: Rect, level: TrackingLevel = .accurate) throws {
+    init(frame: TrackingFrame, box: Rect, level: TrackingLevel = .accurate) throws {
         let (w, h) = (Double(frame.width), Double(frame.height))
         guard [box.x, box.y, box.width, box.height].allSatisfy(\.isFinite) else {
             throw YOLOError.invalidArgument("the box \(Self.text(box)) is not a finite rectangle")
@@ -78,7 +78,7 @@ public final class ObjectTracker: Sendable {
 
     /// Finds the object in the next frame of the stream.
     /// - Throws: `YOLOError.invalidArgument` when the frame's size differs from the seed frame's.
-    public func update(with frame: TrackingFrame) throws -> ObjectObservation {
+    func update(with frame: TrackingFrame) throws -> ObjectObservation {
         guard frame.width == frameWidth, frame.height == frameHeight else {
             throw YOLOError.invalidArgument("a \(frame.width)x\(frame.height) frame for a tracker seeded on a \(frameWidth)x\(frameHeight) frame")
         }

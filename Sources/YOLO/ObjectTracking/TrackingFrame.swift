@@ -2,20 +2,20 @@
 ///
 /// Holds the frame's luma plane (`0.299 R + 0.587 G + 0.114 B`, scaled to 0…1, row-major, `width * height`
 /// floats) beside the RGB image. Make one per frame and hand it to every `ObjectTracker` following an object in
-/// that stream (`ObjectTracker.update(with:)` taking an `Image` makes one itself). Cost: one pass over the
+/// that stream (`ObjectTracker.update(_:with:)` does; `update(with:)` taking an `Image` makes one itself). Cost: one pass over the
 /// pixels (about 0.3 ms for 640×480 on one core).
-public struct TrackingFrame: Sendable {
+struct TrackingFrame: Sendable {
     /// The frame.
-    public let image: Image
+    let image: Image
     /// Luma in 0…1, `width * height` floats, row-major.
     let gray: [Float]
     /// Frame width in pixels.
-    public var width: Int { image.width }
+    var width: Int { image.width }
     /// Frame height in pixels.
-    public var height: Int { image.height }
+    var height: Int { image.height }
 
     /// Prepares `image` for tracking.
-    public init(_ image: Image) {
+    init(_ image: Image) {
         self.image = image
         let count = image.width * image.height
         gray = [Float](unsafeUninitializedCapacity: count) { plane, initialized in

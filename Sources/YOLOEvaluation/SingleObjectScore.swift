@@ -1,4 +1,5 @@
 import Foundation
+import YOLO
 
 /// One-pass (OTB) scores of a single-object tracker's boxes against the ground truth, as the OTB toolkit and
 /// got10k's OTB experiment compute them (and `../shared/reference/sot_reference.py score`).
@@ -23,9 +24,7 @@ public struct SingleObjectScore: Sendable, Equatable {
         var ious: [Double] = [], within = 0
         for i in 0..<n {
             let (b, g) = (i == 0 ? truth[0] : boxes[i], truth[i])
-            let w = max(min(b.maxX, g.maxX) - max(b.minX, g.minX), 0), h = max(min(b.maxY, g.maxY) - max(b.minY, g.minY), 0)
-            let union = b.width * b.height + g.width * g.height - w * h
-            ious.append(union > 0 ? w * h / union : 0)
+            ious.append(b.iou(g))
             let dx = (b.x + (b.width - 1) / 2) - (g.x + (g.width - 1) / 2)
             let dy = (b.y + (b.height - 1) / 2) - (g.y + (g.height - 1) / 2)
             if (dx * dx + dy * dy).squareRoot() <= 20 { within += 1 }

@@ -8,8 +8,9 @@ import YOLO
 /// iterations, as in a video. frames/s = 1 / (CPU time per iteration).
 func objectTrackerBenchmarks() {
     let frames = (0..<32).map(texturedFrame)
-    let boxes = (0..<10).map { i in
-        Rect(x: Double(20 + (i % 5) * 120), y: Double(40 + (i / 5) * 220), width: 64, height: Double(64 + 4 * i))
+    let boxes = (0..<10).map { (i: Int) -> Rect in
+        let (column, row) = (Double(i % 5), Double(i / 5))
+        return Rect(x: 20 + 120 * column, y: 40 + 220 * row, width: 64, height: 64 + 4 * Double(i))
     }
     guard let trackers = try? boxes.map({ try ObjectTracker(image: frames[0], box: $0, level: .fast) }) else {
         print("object trackers: could not seed the trackers"); return

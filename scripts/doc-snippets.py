@@ -34,6 +34,10 @@ var detector: Detector { fatalError() }
 var image: Image { fatalError() }
 var options: DetectionOptions { fatalError() }
 var path: String { fatalError() }
+var first: Image { fatalError() }
+var frames: [Image] { fatalError() }
+var framePaths: [String] { fatalError() }
+func draw(_ box: Rect, dashed: Bool) {}
 """
 
 

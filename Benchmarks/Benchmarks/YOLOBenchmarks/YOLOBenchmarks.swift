@@ -5,7 +5,7 @@ import Foundation
 // Suites: the whole forward pass per algorithm and thread count (float, and the default lut8 model in
 // both weight residencies), the 13 convolution products of yolov3-tiny at 416x416 on the im2col path
 // (the engine's GEMM, whichever it compiled in, and OpenBLAS's sgemm), decode + letterbox of a
-// 4000x3000 JPEG (full decode and DCT-scaled), and NMS over many candidates.
+// 4000x3000 JPEG (full decode and DCT-scaled), NMS over many candidates, ByteTrack, and ten object trackers.
 // `make bench` builds with the Makefile's CPU flags, so the engine's own GEMM kernel is measured where
 // the CPU has AVX-512; the first line printed names the GEMM in use.
 
@@ -24,6 +24,7 @@ let benchmarks: @Sendable () -> Void = {
     imageBenchmarks()
     nmsBenchmarks()
     trackerBenchmarks()
+    objectTrackerBenchmarks()
 }
 
 /// A fixed pseudo-random input in [0, 1].

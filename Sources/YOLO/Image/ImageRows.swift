@@ -15,6 +15,23 @@ protocol RowSource {
 protocol PixelSampler {
     /// R, G, B of stored pixel (x, y).
     func rgb(_ x: Int, _ y: Int) -> (UInt8, UInt8, UInt8)
+    /// Writes the R, G, B of stored pixels (`x0 + dx · columns[i]`, `y`) to `out[3 i ..< 3 i + 3]`: one
+    /// stored row, so a sampler can work out what depends only on the row once.
+    func gatherRow(_ y: Int, x0: Int, dx: Int, columns: UnsafeBufferPointer<Int>, into out: UnsafeMutablePointer<UInt8>)
+}
+
+extension PixelSampler {
+    @inline(__always)
+    func gatherRow(_ y: Int, x0: Int, dx: Int, columns: UnsafeBufferPointer<Int>, into out: UnsafeMutablePointer<UInt8>) {
+        var target = out
+        for x in columns {
+            let (r, g, b) = rgb(x0 + dx * x, y)
+            target[0] = r
+            target[1] = g
+            target[2] = b
+            target += 3
+        }
+    }
 }
 
 /// A stored grid of `storedWidth × storedHeight` pixels seen upright through an EXIF orientation
@@ -43,6 +60,7 @@ struct OrientedRows<Sampler: PixelSampler>: RowSource {
         case 8: (x0, dx, y0, dy) = (w - 1 - y, 0, 0, 1)
         default: (x0, dx, y0, dy) = (0, 1, y, 0)
         }
+        if dy == 0 { return sampler.gatherRow(y0, x0: x0, dx: dx, columns: columns, into: out) }
         var target = out
         for x in columns {
             let (r, g, b) = sampler.rgb(x0 + dx * x, y0 + dy * x)
@@ -95,6 +113,29 @@ struct YCbCrSampler: PixelSampler {
         }
         return conversion.rgb(y: Int(luma[y * lumaStride + x * lumaStep]), cb16: interpolate(cb, cbStride),
                               cr16: interpolate(cr, crStride))
+    }
+
+    /// `rgb` along one stored row, the row's plane pointers and vertical chroma weights worked out once.
+    func gatherRow(_ y: Int, x0: Int, dx: Int, columns: UnsafeBufferPointer<Int>, into out: UnsafeMutablePointer<UInt8>) {
+        let v = rowTaps[y]
+        let lumaRow = luma + y * lumaStride
+        let (cb0, cb1) = (cb + v.first * cbStride, cb + v.second * cbStride)
+        let (cr0, cr1) = (cr + v.first * crStride, cr + v.second * crStride)
+        let (w0, w1) = (v.firstWeight, v.secondWeight)
+        var target = out
+        for column in columns {
+            let x = x0 + dx * column
+            let h = columnTaps[x]
+            let cb16 = w0 * (h.firstWeight * Int(cb0[h.first]) + h.secondWeight * Int(cb0[h.second]))
+                + w1 * (h.firstWeight * Int(cb1[h.first]) + h.secondWeight * Int(cb1[h.second]))
+            let cr16 = w0 * (h.firstWeight * Int(cr0[h.first]) + h.secondWeight * Int(cr0[h.second]))
+                + w1 * (h.firstWeight * Int(cr1[h.first]) + h.secondWeight * Int(cr1[h.second]))
+            let (r, g, b) = conversion.rgb(y: Int(lumaRow[x * lumaStep]), cb16: cb16, cr16: cr16)
+            target[0] = r
+            target[1] = g
+            target[2] = b
+            target += 3
+        }
     }
 }
 

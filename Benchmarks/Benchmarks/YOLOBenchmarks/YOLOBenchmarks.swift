@@ -153,7 +153,7 @@ func imageBenchmarks() {
         return
     }
     let plan = Geometry.plan(imageWidth: width, imageHeight: height, crop: PixelRegion(x: 0, y: 0, width: width, height: height),
-                             scaling: .scaleFit, networkWidth: 416, networkHeight: 416)
+                             scaling: .scaleFit, resampling: .darknet, networkWidth: 416, networkHeight: 416)
     let scaled = ImageDecodingOptions(minimumSize: (416, 416))
     for (name, options) in [("full decode", ImageDecodingOptions()), ("DCT-scaled decode", scaled)] {
         Benchmark("jpeg 4000x3000 \(name) + letterbox 416",
@@ -165,7 +165,7 @@ func imageBenchmarks() {
                 let plan = image.width == width ? plan
                     : Geometry.plan(imageWidth: image.width, imageHeight: image.height,
                                     crop: PixelRegion(x: 0, y: 0, width: image.width, height: image.height),
-                                    scaling: .scaleFit, networkWidth: 416, networkHeight: 416)
+                                    scaling: .scaleFit, resampling: .darknet, networkWidth: 416, networkHeight: 416)
                 input.withUnsafeMutableBufferPointer { Geometry.makeInput(image, plan: plan, into: $0.baseAddress!) }
             }
         }

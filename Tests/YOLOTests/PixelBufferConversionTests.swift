@@ -89,7 +89,7 @@ import Testing
 }
 
 /// The network input built from a camera frame (read from its planes inside the resampling) against the
-/// input built from the same frame converted to RGB first: equal bit for bit, in every scaling, with a
+/// input built from the same frame converted to RGB first: equal bit for bit, in every scaling and resampling, with a
 /// region of interest, in every orientation, for colour and one-channel networks.
 @Suite struct PixelBufferInputTests {
     @Test("makeInput reads a camera frame exactly as it reads the frame's RGB pixels",
@@ -100,11 +100,13 @@ import Testing
         for orientation in Image.Orientation.allCases {
             let camera = Image(pixelBuffer: buffer, orientation: orientation)
             let rgb = Image(width: camera.width, height: camera.height, pixels: camera.pixels)
-            for scaling in [DetectionOptions.Scaling.scaleFit, .scaleFill, .stretch, .centerCrop] {
-                for roi in [Rect.unit, Rect(x: 0.1, y: 0.2, width: 0.7, height: 0.5)] {
+            for scaling in [DetectionOptions.Scaling.scaleFit, .scaleFill, .centerCrop] {
+                for (roi, resampling) in [(Rect.unit, DetectionOptions.Resampling.darknet), (.unit, .openCV),
+                                          (Rect(x: 0.1, y: 0.2, width: 0.7, height: 0.5), .darknet),
+                                          (Rect(x: 0.1, y: 0.2, width: 0.7, height: 0.5), .openCV)] {
                     let crop = try Geometry.region(of: roi, width: camera.width, height: camera.height)
                     let plan = Geometry.plan(imageWidth: camera.width, imageHeight: camera.height, crop: crop, scaling: scaling,
-                                             networkWidth: 32, networkHeight: 24)
+                                             resampling: resampling, networkWidth: 32, networkHeight: 24)
                     for channels in [3, 1] {
                         var fromCamera = [Float](repeating: -1, count: channels * 32 * 24)
                         var fromRGB = [Float](repeating: -2, count: channels * 32 * 24)
@@ -112,7 +114,7 @@ import Testing
                         Geometry.makeInput(Image(pixelBuffer: buffer, orientation: orientation), plan: plan, channels: channels,
                                            into: &fromCamera)
                         Geometry.makeInput(rgb, plan: plan, channels: channels, into: &fromRGB)
-                        #expect(fromCamera == fromRGB, "\(format) \(orientation) \(scaling) \(roi) \(channels) channel(s)")
+                        #expect(fromCamera == fromRGB, "\(format) \(orientation) \(scaling) \(resampling) \(roi) \(channels) channel(s)")
                     }
                 }
             }

@@ -109,7 +109,7 @@ let package = Package(
         // HTTP server, FFmpeg clips; fixtures from Tests/YOLOTests/Fixtures by path. `make test` runs both targets.
         .testTarget(name: "YOLOIntegrationTests", dependencies: ["YOLO", "YOLOConversion", "YOLOEvaluation", "YOLOMOTMetrics",
                                                                  "YOLOTestSupport", "YOLOModels", "YOLOVideo", "yolo",
-                                                                 "YOLOServe", .product(name: "Yams", package: "Yams")]),
+                                                                 "YOLOServe", "CSwScale", .product(name: "Yams", package: "Yams")]),
     ],
     swiftLanguageModes: [.v6]
 )

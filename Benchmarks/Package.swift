@@ -47,6 +47,14 @@ let package = Package(
             name: "ThreadProbe",
             dependencies: [.product(name: "YOLO", package: rootIdentity), "BenchSupport"],
             path: "ThreadProbe"),
+        // A 1920×1080 NV12 frame into the network input against swscale's conversion to RGB alone, interleaved:
+        // `swift run -c release CameraFrames` (see CameraFrames/main.swift).
+        .executableTarget(
+            name: "CameraFrames",
+            dependencies: [.product(name: "YOLO", package: rootIdentity), "BenchSupport", "CSwScaleBench"],
+            path: "CameraFrames"),
+        // FFmpeg's swscale for CameraFrames (the main package's CSwScale is not a product).
+        .systemLibrary(name: "CSwScaleBench", path: "CSwScaleBench", pkgConfig: "libswscale", providers: [.apt(["libswscale-dev"])]),
         // RSS and command-line flags for Soak, Embedder and ThreadProbe.
         .target(name: "BenchSupport", path: "BenchSupport"),
     ],

@@ -146,7 +146,9 @@ public final class Detector: Sendable {
         return memory.insert(network)
     }
 
-    /// Detects objects in `image` (upright pixels). Boxes are normalized to the full image.
+    /// Detects objects in `image` (upright pixels). Boxes are normalized to the full image; for an
+    /// image made from a camera frame with an orientation (``Image/init(pixelBuffer:orientation:)``)
+    /// that is the oriented, upright image, as with Vision's orientation parameter.
     ///
     /// - Throws: `YOLOError.invalidArgument` for bad options (region of interest, input size, class names).
     public func detect(_ image: Image, options: DetectionOptions = DetectionOptions()) throws -> [Detection] {

@@ -138,51 +138,33 @@ import Foundation
 
     /// Builds the network input for `plan`: `channels` × networkHeight × networkWidth floats in [0, 1],
     /// the resampled source placed on 0.5 gray. `channels` 3 gives RGB planes; 1 gives one luma plane,
-    /// the image converted to gray first as darknet loads images for a `channels=1` network
+    /// each pixel converted to gray first as darknet loads images for a `channels=1` network
     /// (stb_image's integer luma, `(77 R + 150 G + 29 B) >> 8`), then resampled like colour.
+    ///
+    /// The kernels read only the source pixels their taps touch (`Resample`), so an image made from a
+    /// camera frame is converted here, pixel by pixel, on the way into the float input.
     public static func makeInput(_ image: Image, plan: InputPlan, channels: Int = 3, into destination: UnsafeMutablePointer<Float>) {
         precondition(channels == 1 || channels == 3, "Geometry.makeInput: images give 1 or 3 channels, not \(channels)")
-        let image = channels == 1 ? image.grayReplicated() : image
-        let resized: PlanarImage
-        switch plan.kernel {
-        case .darknet:
-            let source = PlanarImage(image, region: (plan.source.x, plan.source.y, plan.source.width, plan.source.height))
-            resized = source.resized(width: plan.resizedWidth, height: plan.resizedHeight)
-        case .openCVLinear:
-            let bytes = image.resizedOpenCVLinear(region: plan.source, width: plan.resizedWidth, height: plan.resizedHeight)
-            resized = PlanarImage(Image(width: plan.resizedWidth, height: plan.resizedHeight, pixels: bytes),
-                                  region: (0, 0, plan.resizedWidth, plan.resizedHeight))
-        }
         let (nw, nh) = (plan.networkWidth, plan.networkHeight)
         let covers = plan.resizedWidth == nw && plan.resizedHeight == nh
         if !covers { destination.update(repeating: 0.5, count: channels * nw * nh) }
-        resized.values.withUnsafeBufferPointer { values in
-            for k in 0..<channels {
-                for y in 0..<plan.resizedHeight {
-                    let from = values.baseAddress! + (k * plan.resizedHeight + y) * plan.resizedWidth
-                    let to = destination + (k * nh + plan.placeY + y) * nw + plan.placeX
-                    to.update(from: from, count: plan.resizedWidth)
+        let target = PlanarTarget(base: destination, planeWidth: nw, planeHeight: nh, x: plan.placeX, y: plan.placeY,
+                                  channels: channels)
+        let (outW, outH, gray) = (plan.resizedWidth, plan.resizedHeight, channels == 1)
+        image.withRows { rows in
+            switch plan.kernel {
+            case .darknet:
+                Resample.darknet(rows, region: plan.source, width: outW, height: outH, gray: gray, into: target)
+            case .openCVLinear:
+                Resample.unitFloats.withUnsafeBufferPointer { unit in
+                    Resample.openCVLinear(rows, region: plan.source, width: outW, height: outH, gray: gray) { y, rgb in
+                        for k in 0..<channels {
+                            let out = target.row(k, y)
+                            for x in 0..<outW { out[x] = unit[Int(rgb[3 * x + k])] }
+                        }
+                    }
                 }
             }
         }
-    }
-}
-
-@_spi(Engine) extension Image {
-    /// The image in gray, each pixel's luma `(77 R + 150 G + 29 B) >> 8` (stb_image's, which darknet
-    /// uses to load images for one-channel networks) written to all three channels. Gray images come
-    /// back unchanged: the weights sum to 256.
-    func grayReplicated() -> Image {
-        var gray = pixels
-        gray.withUnsafeMutableBufferPointer { p in
-            for i in stride(from: 0, to: p.count - 2, by: 3) {
-                let r = 77 * Int(p[i]), g = 150 * Int(p[i + 1]), b = 29 * Int(p[i + 2])
-                let y = UInt8(truncatingIfNeeded: (r + g + b) >> 8)
-                p[i] = y; p[i + 1] = y; p[i + 2] = y
-            }
-        }
-        var result = self
-        result.pixels = gray
-        return result
     }
 }

@@ -17,32 +17,12 @@
         precondition(region.x >= 0 && region.y >= 0 && region.width > 0 && region.height > 0
                      && region.x + region.width <= width && region.y + region.height <= height && outW > 0 && outH > 0,
                      "resizedOpenCVLinear: bad region or size")
-        let xs = Image.openCVTaps(input: region.width, output: outW, clampBothEnds: true)
-        let ys = Image.openCVTaps(input: region.height, output: outH, clampBothEnds: false)
-        // Horizontal pass over the rows the vertical pass needs, as integer sums (weights sum to 2048).
-        var rows = [Int32](repeating: 0, count: region.height * outW * 3)
-        pixels.withUnsafeBufferPointer { source in
-            for y in 0..<region.height {
-                let row = ((region.y + y) * width + region.x) * 3
-                for x in 0..<outW {
-                    let tap = xs[x]
-                    let a = row + tap.index * 3
-                    let b = row + min(tap.index + 1, region.width - 1) * 3
-                    for c in 0..<3 {
-                        rows[(y * outW + x) * 3 + c] = Int32(source[a + c]) * tap.w0 + Int32(source[b + c]) * tap.w1
-                    }
-                }
-            }
-        }
         var result = [UInt8](repeating: 0, count: outW * outH * 3)
-        for y in 0..<outH {
-            let tap = ys[y]
-            let r0 = min(max(tap.index, 0), region.height - 1) * outW * 3
-            let r1 = min(max(tap.index + 1, 0), region.height - 1) * outW * 3
-            let (b0, b1) = (tap.w0, tap.w1)
-            for i in 0..<(outW * 3) {
-                let v = ((b0 * (rows[r0 + i] >> 4)) >> 16) + ((b1 * (rows[r1 + i] >> 4)) >> 16) + 2
-                result[y * outW * 3 + i] = UInt8(clamping: v >> 2)
+        result.withUnsafeMutableBufferPointer { out in
+            withRows { rows in
+                Resample.openCVLinear(rows, region: region, width: outW, height: outH, gray: false) { y, rgb in
+                    (out.baseAddress! + y * outW * 3).update(from: rgb, count: outW * 3)
+                }
             }
         }
         return result

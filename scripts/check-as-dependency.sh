@@ -6,7 +6,9 @@
 # code is in every build since the ISA targets carry their own -target-cpu, allowed in a versioned
 # dependency since swift-tools-version 6.2) and found the cup; then that Detector(named: .yolov4Tiny), run
 # outside any clone (no Weights/ folder), uses the model bundled in the YOLOModels product and finds the
-# astronaut in Samples/astronaut.png; then runs scripts/check-isa.sh on the app.
+# astronaut in Samples/astronaut.png; that the same binary away from its resources gets errors, not a trap;
+# that every Swift code block of the docs compiles in that package (target Snippets); then runs
+# scripts/check-isa.sh on the app.
 # Usage: scripts/check-as-dependency.sh [WORK_DIR]     (commit first: the clone takes HEAD)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,21 +27,23 @@ rm -rf "$work/SwiftYOLO.git" "$work/app"
 git clone --quiet --bare "$root" "$work/SwiftYOLO.git"
 git -C "$work/SwiftYOLO.git" tag 99.0.0 HEAD
 mkdir -p "$work/app/Sources/app"
-cat >"$work/app/Package.swift" <<SWIFT
-// swift-tools-version:6.0
-import PackageDescription
-let package = Package(
-    name: "app",
-    dependencies: [.package(url: "file://$work/SwiftYOLO.git", from: "99.0.0")],
-    targets: [.executableTarget(name: "app", dependencies: [.product(name: "YOLO", package: "SwiftYOLO"),
-                                                                  .product(name: "YOLOModels", package: "SwiftYOLO")])]
-)
-SWIFT
+# The manifest is README.md's, with this check's URL and version, plus a target `Snippets` that compiles
+# every ```swift block of README.md, docs/*.md, the DocC catalog and the doc comments (scripts/doc-snippets.py:
+# each block becomes the body of a throwing function, sync and async, with the names the docs leave undeclared
+# declared in a prelude; a block's own imports are its only imports).
+python3 "$root/scripts/doc-snippets.py" manifest "file://$work/SwiftYOLO.git" 99.0.0 >"$work/app/Package.swift"
+python3 "$root/scripts/doc-snippets.py" sources "$work/app/Sources/Snippets"
 cat >"$work/app/Sources/app/main.swift" <<'SWIFT'
 import Foundation
 import YOLO
 import YOLOModels
 let arguments = CommandLine.arguments
+if arguments.count == 3, arguments[1] == "missing" {
+    // Run from a folder without the YOLOModels resources beside it: errors, never a trap.
+    do { _ = try Detector(bundled: .yolov4Tiny); print("bundled: loaded") } catch { print("bundled error: \(error)") }
+    do { _ = try Detector(); print("default: loaded") } catch { print("default error: \(error)") }
+    exit(0)
+}
 if arguments.count == 2 {
     // The named default model with no files around: the YOLOModels bundle.
     let detector = try Detector(named: .yolov4Tiny)
@@ -53,7 +57,11 @@ print("kernel \(KernelFamily.active.name.rawValue)")
 for d in detections { print("\(d.label) \(d.confidence)") }
 SWIFT
 echo "check-as-dependency: building $work/app (SwiftYOLO 99.0.0 = $(git -C "$root" rev-parse --short HEAD)), no extra flags"
-(cd "$work/app" && swift build -c release 2>&1 | tail -3)
+if ! (cd "$work/app" && swift build -c release >"$work/build.log" 2>&1); then
+  grep -E 'error:' -A3 "$work/build.log" | head -60 >&2 || tail -20 "$work/build.log" >&2
+  echo "check-as-dependency: the package (the app, or a doc block in Sources/Snippets) does not build: $work/build.log" >&2; exit 1
+fi
+tail -1 "$work/build.log"
 output=$(env -u YOLO_KERNEL "$work/app/.build/release/app" "$root/Weights/yolov3-tiny.cfg" "$root/Weights/yolov3-tiny.weights" \
   "$root/Weights/coco.names" "$root/Samples/coffee.png")
 echo "$output"
@@ -62,6 +70,19 @@ grep -q '^cup ' <<<"$output" || { echo "check-as-dependency: no cup found in Sam
 named=$(cd "$work" && env -u SWIFTYOLO_MODEL -u SWIFTYOLO_MODEL_DIR "$work/app/.build/release/app" "$root/Samples/astronaut.png")
 echo "$named"
 grep -q '^named person ' <<<"$named" || { echo "check-as-dependency: Detector(named: .yolov4Tiny) found no person in Samples/astronaut.png" >&2; exit 1; }
+# The same binary copied away from its resources folder (and from any Weights/): Detector(bundled:) and
+# Detector() throw, naming the missing folder, instead of stopping in SwiftPM's Bundle.module; and since the
+# app links YOLOModels, the advice is not to link it.
+mkdir -p "$work/elsewhere" && cp "$work/app/.build/release/app" "$work/elsewhere/app"
+missing=$(cd "$work/elsewhere" && env -u SWIFTYOLO_MODEL -u SWIFTYOLO_MODEL_DIR ./app missing "$root/Samples/astronaut.png" 2>&1) \
+  || { echo "$missing"; echo "check-as-dependency: the app stopped when its resources were missing" >&2; exit 1; }
+echo "$missing"
+grep -q '^bundled error: .*_YOLOModels.resources' <<<"$missing" || { echo "check-as-dependency: Detector(bundled:) did not throw the missing-resources error" >&2; exit 1; }
+grep -q '^default error: .*links YOLOModels, but its resources are not beside the executable' <<<"$missing" \
+  || { echo "check-as-dependency: Detector() did not say the linked YOLOModels' resources are missing" >&2; exit 1; }
+if grep -q 'or link the YOLOModels product' <<<"$missing"; then
+  echo "check-as-dependency: Detector() advises linking YOLOModels to an app that links it" >&2; exit 1
+fi
 # A program that uses only YOLO (and YOLOModels) links neither FFmpeg (YOLOVideo) nor the server (YOLOServe).
 if ldd "$work/app/.build/release/app" | grep -q libavformat; then
   echo "check-as-dependency: the app links FFmpeg, though it uses only YOLO" >&2; exit 1

@@ -21,7 +21,7 @@ package struct DetectionServer: Sendable {
     package let service: DetectionService
     let logger: Logger
 
-    package init(detector: Detector, configuration: ServeConfiguration, logger: Logger) {
+    package init(detector: Detector, configuration: ServeConfiguration, logger: Logger = Logger(label: "yolo.serve")) {
         self.detector = detector
         self.configuration = configuration
         self.admission = Admission(slots: configuration.slots, queue: configuration.queue)

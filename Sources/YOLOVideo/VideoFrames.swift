@@ -4,8 +4,8 @@ import YOLO
 /// The frames of a `VideoSource` as an `AsyncSequence`, decoded on a thread of their own.
 ///
 /// The decoding thread starts with the first iterator and stops when the stream ends, when the task
-/// iterating is cancelled, or when the iterator is dropped (a `break` out of the loop); a blocked network
-/// read is interrupted at once. Errors (a broken stream, a truncated file) arrive after the frames before them.
+/// iterating is cancelled (the loop then ends with `CancellationError`), or when the iterator is dropped
+/// (a `break` out of the loop); a blocked network read is interrupted at once. Errors (a broken stream, a truncated file) arrive after the frames before them.
 public struct VideoFrames: AsyncSequence, Sendable {
     public typealias Element = VideoFrame
 
@@ -30,14 +30,18 @@ public struct VideoFrames: AsyncSequence, Sendable {
             owner = Owner(channel: channel, source: source)
         }
 
-        /// The next frame, nil at the end (or once the task is cancelled).
+        /// The next frame, nil at the end.
+        /// - Throws: `CancellationError` once the iterating task is cancelled (decoding has then stopped); the
+        ///   source's decoding errors, after the frames before them.
         public mutating func next() async throws -> VideoFrame? {
             let owner = self.owner
-            return try await withTaskCancellationHandler {
+            let frame = try await withTaskCancellationHandler {
                 try await owner.channel.take()
             } onCancel: {
                 owner.stop()
             }
+            if frame == nil { try Task.checkCancellation() }
+            return frame
         }
     }
 

@@ -35,7 +35,7 @@ struct Detect: ParsableCommand, KernelSelecting {
     @OptionGroup var model: ModelOptions
     @OptionGroup var kernelOptions: KernelOptions
 
-    @Option(help: "Confidence threshold: objectness × class probability must exceed it (default 0.25; yolo track: 0.1, as ByteTrack's second association needs low-score boxes).")
+    @Option(help: "Confidence threshold: objectness × class probability must exceed it (default 0.25). yolo track: also where tracks start; it detects down to 0.1 whatever this is, as ByteTrack's second association needs low-score boxes.")
     var conf: Float?
 
     @Option(help: "IoU above which a less confident box of the same class is suppressed.")
@@ -70,7 +70,7 @@ struct Detect: ParsableCommand, KernelSelecting {
     @Option(help: "Write annotated copies (PNG or JPEG, like the input) into this folder; for a video, stream or camera, the annotated video file (e.g. out.mp4; a folder gets NAME.mp4).")
     var save: String?
 
-    @Option(help: "Convolution algorithm: auto (Winograd where it pays), im2col, winograd2, winograd4. Default: auto for 5 or more images; im2col for fewer, since Winograd's one-time filter transform costs more at start-up than it saves on a few forward passes.")
+    @Option(help: "Convolution algorithm: auto (Winograd where it pays; the default, the Swift API's and yolo serve's, so all three give the same bits), im2col, winograd2, winograd4 (each gives other last bits).")
     var algorithm: String?
 
     @Option(name: .customLong("frame-policy"), help: "Video: which frames to detect: every (default for files), latest (default for cameras, streams and --realtime: drop frames that arrive while busy) or a number N (every Nth frame).")
@@ -111,11 +111,11 @@ struct Detect: ParsableCommand, KernelSelecting {
 
     /// From this many images on, a run pays for start-up work that makes each image faster: Winograd's
     /// filter transform and the expansion of LUT codes to float32. Fewer start with the leaner setup.
-    static let manyImages = 5
-
-    /// The convolution algorithm for a run over `images` images (see `--algorithm`).
-    func convolutionAlgorithm(images: Int) throws -> ConvolutionAlgorithm {
-        guard let algorithm else { return images >= Detect.manyImages ? .auto : .im2col }
+    /// The convolution algorithm (see `--algorithm`): `.auto` unless chosen. It and the expanded weights are the
+    /// `Detector`'s defaults and `yolo serve`'s, so the three give the same detections, bit for bit; a faster
+    /// start-up for a few images (LUT codes on the im2col path) would give other last bits.
+    func convolutionAlgorithm() throws -> ConvolutionAlgorithm {
+        guard let algorithm else { return .auto }
         guard let chosen = ConvolutionAlgorithm(rawValue: algorithm) else {
             throw YOLOError.invalidArgument("--algorithm must be one of \(ConvolutionAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")), got '\(algorithm)'")
         }
@@ -123,9 +123,9 @@ struct Detect: ParsableCommand, KernelSelecting {
     }
 
     /// The request options the flags describe.
-    func detectionOptions(defaultConfidence: Float = 0.25) throws -> DetectionOptions {
+    func detectionOptions() throws -> DetectionOptions {
         var options = DetectionOptions()
-        options.confidenceThreshold = conf ?? defaultConfidence
+        options.confidenceThreshold = conf ?? options.confidenceThreshold
         options.iouThreshold = iou
         scale?.apply(to: &options)
         options.classAgnostic = agnostic
@@ -157,7 +157,7 @@ struct Detect: ParsableCommand, KernelSelecting {
     func runVideo(options: DetectionOptions, tracking: TrackingRun? = nil) throws {
         if format == .json { throw YOLOError.invalidArgument("--format json is for images; use --format jsonl for a video (one object per frame)") }
         let policy = try parsedFramePolicy()
-        let detector = try Detector(model: model.load(residency: .expanded), algorithm: convolutionAlgorithm(images: Detect.manyImages),
+        let detector = try Detector(model: model.load(residency: .expanded), algorithm: convolutionAlgorithm(),
                                     threading: threading.threading(threads: threads))
         try detector.validate(options)
         try VideoDetectionRun(location: paths[0], detector: detector, options: options, format: format, save: save,
@@ -184,10 +184,11 @@ struct Detect: ParsableCommand, KernelSelecting {
         }
         let interrupt = log.map { _ in InterruptFlag(message: "yolo: stopping after this image (Ctrl-C again to quit at once)") }
         defer { interrupt?.stop() }
-        // A few images: keeping LUT codes (no expansion, packing or filter transforms at load) starts
-        // faster and smaller than it loses per image (one image: 0.12 s and 79 MB against 0.20 s and 143 MB).
-        let detector = try Detector(model: model.load(residency: files.count >= Detect.manyImages ? .expanded : .codes),
-                                    algorithm: convolutionAlgorithm(images: files.count),
+        // The API's defaults (expanded weights, automatic algorithm), whatever the image count: the same bits as
+        // `Detector` and `yolo serve` (LUT codes on the im2col path start a one-image run faster and smaller, but
+        // give other last bits).
+        let detector = try Detector(model: model.load(residency: .expanded),
+                                    algorithm: convolutionAlgorithm(),
                                     threading: threading.threading(threads: threads))
         try detector.validate(options)  // bad options fail before any image is read
         // Annotated copies keep the original's size, so --save decodes at full size.

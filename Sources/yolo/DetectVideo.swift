@@ -20,7 +20,6 @@ struct VideoDetectionRun {
 
     func run() throws {
         let source = try VideoSource(location)
-        tracking?.begin(frameRate: source.frameRate)
         let policy = self.policy ?? (realtime ? .latest : source.defaultPolicy)
         let savePath = try save.map { try outputPath($0) }
         let writer = try savePath.map { try VideoWriter(path: $0, width: source.width, height: source.height,
@@ -31,16 +30,26 @@ struct VideoDetectionRun {
             ? source.declaredFrameCount.map { ProgressReporter(total: $0, label: "frames") } : nil
         let summary = try blockingAwait { [self] in
             var summary = Summary()
-            let results = detector.detections(in: source, options: options, policy: policy, realtime: realtime)
-            for try await result in results {
+            if let tracking {
+                // The tracker sees the low-score boxes its second association needs; the lines show its tracks.
+                for try await result in detector.tracks(in: source, options: options, tracking: tracking.parameters,
+                                                        policy: policy, realtime: realtime) {
+                    if interrupt.isRaised { break }
+                    summary.add(objects: result.detections.count, dropped: result.dropped)
+                    tracking.update(result)
+                    print(trackLine(for: result))
+                    try writer?.write(tracking.annotate(result.frame.image, result.objects), time: result.time)
+                    progress?.update(done: result.index + 1)
+                }
+                return summary
+            }
+            for try await result in detector.detections(in: source, options: options, policy: policy, realtime: realtime) {
                 if interrupt.isRaised { break }
-                summary.add(result)
-                let tracked = tracking?.update(result)
-                print(tracked.map { trackLine(for: result, $0) } ?? line(for: result))
+                summary.add(objects: result.detections.count, dropped: result.dropped)
+                print(line(for: result))
                 if let writer {
-                    let image = tracked.map { tracking!.annotate(result.frame.image, $0) }
-                        ?? result.frame.image.annotated(with: result.detections, classCount: detector.model.description.classCount)
-                    try writer.write(image, time: result.time)
+                    try writer.write(result.frame.image.annotated(with: result.detections, classCount: detector.model.description.classCount),
+                                     time: result.time)
                 }
                 progress?.update(done: result.index + 1)
             }
@@ -80,9 +89,9 @@ struct VideoDetectionRun {
     }
 
     /// One line per frame for `yolo track`: each tracked object with its id (boxes: the tracker's, clipped).
-    private func trackLine(for result: FrameDetections, _ objects: [TrackedObject]) -> String {
+    private func trackLine(for result: FrameTracks) -> String {
         let (w, h) = (Double(result.frame.image.width), Double(result.frame.image.height))
-        let items = objects.map { object -> (json: String, text: String) in
+        let items = result.objects.map { object -> (json: String, text: String) in
             let r = object.box.clippedToUnit.scaled(width: w, height: h)
             let json = "{\"track_id\": \(object.id), \"label\": \(JSON.string(object.label)), \"classIndex\": \(object.classIndex), "
                 + "\"confidence\": \(JSON.number(object.score)), \"box\": [\(JSON.number(r.minX)), \(JSON.number(r.minY)), "
@@ -108,10 +117,10 @@ struct VideoDetectionRun {
         var dropped = 0
         let start = ContinuousClock.now
 
-        mutating func add(_ result: FrameDetections) {
+        mutating func add(objects count: Int, dropped: Int) {
             frames += 1
-            objects += result.detections.count
-            dropped = result.dropped
+            objects += count
+            self.dropped = dropped
         }
 
         var text: String {

@@ -42,17 +42,23 @@ struct Track: ParsableCommand, KernelSelecting {
     }
 
     func run() throws {
-        let options = try detection.detectionOptions(defaultConfidence: 0.1)
-        let tracking = TrackingRun(parameters: Tracker.Parameters(trackBuffer: trackBuffer, perClass: perClass),
-                                   line: try parsedLine())
+        let options = try detection.detectionOptions()
+        // --conf is what counts as a detection: new tracks and the first association start there, as
+        // Ultralytics' track_high_thresh and new_track_thresh; boxes down to the low threshold (0.1) still
+        // keep tracks alive (ByteTrack's second association), detected whatever --conf says.
+        var parameters = Tracker.Parameters(trackBuffer: trackBuffer, perClass: perClass)
+        parameters.highThreshold = max(options.confidenceThreshold, parameters.lowThreshold)
+        parameters.newTrackThreshold = parameters.highThreshold
+        let tracking = TrackingRun(parameters: parameters, line: try parsedLine())
         try detection.runVideo(options: options, tracking: tracking)
         if let totals = tracking.countsText { print(totals) }
     }
 }
 
-/// The tracker's state over one `yolo track` run: ids, trails for drawing, line-crossing counts.
+/// What one `yolo track` run keeps beside the tracker (which runs in `Detector.tracks`): trails for drawing,
+/// line-crossing counts.
 final class TrackingRun: @unchecked Sendable {  // used by one task at a time
-    private var tracker: Tracker
+    let parameters: Tracker.Parameters
     private let line: (Double, Double, Double, Double)?
     private var trails: [Int: [(x: Double, y: Double)]] = [:]
     private var counted: Set<Int> = []
@@ -60,22 +66,14 @@ final class TrackingRun: @unchecked Sendable {  // used by one task at a time
     static let trailLength = 30
 
     init(parameters: Tracker.Parameters, line: (Double, Double, Double, Double)?) {
-        tracker = Tracker(parameters: parameters)
+        self.parameters = parameters
         self.line = line
     }
 
-    /// Sets the tracker up for the opened source's frame rate (its lost-track buffer is in frames at 30/s).
-    func begin(frameRate: Double?) {
-        var parameters = tracker.parameters
-        parameters.frameRate = frameRate ?? 30
-        tracker = Tracker(parameters: parameters)
-    }
-
-    /// Tracks the frame's detections; updates trails and counts (boxes in frame pixels).
-    func update(_ result: FrameDetections) -> [TrackedObject] {
-        let objects = tracker.update(result.detections, time: result.time)
+    /// Updates trails and counts with the frame's tracks (boxes in frame pixels).
+    func update(_ result: FrameTracks) {
         let (w, h) = (Double(result.frame.image.width), Double(result.frame.image.height))
-        for object in objects {
+        for object in result.objects {
             let point = (x: object.box.midX * w, y: object.box.maxY * h)  // bottom centre: where the object stands
             var trail = trails[object.id, default: []]
             if let last = trail.last, let line, !counted.contains(object.id), Self.crosses(last, point, line) {
@@ -86,9 +84,8 @@ final class TrackingRun: @unchecked Sendable {  // used by one task at a time
             if trail.count > Self.trailLength { trail.removeFirst() }
             trails[object.id] = trail
         }
-        let live = Set(objects.map(\.id))
+        let live = Set(result.objects.map(\.id))
         trails = trails.filter { live.contains($0.key) }
-        return objects
     }
 
     /// Boxes coloured by track, `#id label NN%` tags and trails.

@@ -23,11 +23,12 @@ struct ServeTests {
         return try #require(array.first)
     }
 
-    /// Detections as comparable tuples (label, rounded box, confidence).
+    /// Detections exactly as printed: every field, every number as the renderer wrote it (the server and the
+    /// CLI share `DetectionReport` and find the same bits, DeterminismTests), nothing rounded here.
     static func detections(_ object: [String: Any]) -> [String] {
         (object["detections"] as? [[String: Any]] ?? []).map { d in
-            let box = (d["box"] as? [Double] ?? []).map { String(format: "%.1f", $0) }.joined(separator: ",")
-            return "\(d["label"] ?? "") \(box) \(String(format: "%.4f", d["confidence"] as? Double ?? -1))"
+            let data = (try? JSONSerialization.data(withJSONObject: d, options: [.sortedKeys])) ?? Data()
+            return String(decoding: data, as: UTF8.self)
         }
     }
 

@@ -76,9 +76,12 @@ import YOLOTestSupport
         // A pair: both banded, the second's band reading at most a quarter of the first's rows.
         let first = Self.layer(3, 416, 416, filters: 32, stride: 2), second = Self.layer(32, 208, 208, filters: 64, stride: 2)
         let p1 = ConvolutionPlanner.plan(first, threads: 2, family: avx2), p2 = ConvolutionPlanner.plan(second, threads: 2, family: avx2)
-        #expect(ConvolutionPlanner.fusesIntoNext(p1, p2, secondLayer: second, firstOutputHeight: first.output.height))
+        #expect(ConvolutionPlanner.fusesIntoNext(p1, p2, secondLayer: second, firstOutputHeight: first.output.height, family: avx2))
         let lut = ConvolutionPlanner.plan(second, lutCodes: true, threads: 2, family: avx2)
-        #expect(!ConvolutionPlanner.fusesIntoNext(p1, lut, secondLayer: second, firstOutputHeight: first.output.height))
+        #expect(!ConvolutionPlanner.fusesIntoNext(p1, lut, secondLayer: second, firstOutputHeight: first.output.height, family: avx2))
+        // Never on OpenBLAS: the first's rows would be products of split-dependent shapes (GEMM.multiplyWithBLAS).
+        let q1 = ConvolutionPlanner.plan(first, threads: 2, family: portable), q2 = ConvolutionPlanner.plan(second, threads: 2, family: portable)
+        #expect(!ConvolutionPlanner.fusesIntoNext(q1, q2, secondLayer: second, firstOutputHeight: first.output.height, family: portable))
     }
 
     @Test func winogradProductsAreCutOnlyWhenThreadsOutnumberThem() {

@@ -75,6 +75,44 @@ import YOLOTestSupport
         #expect(problem.error(result, rows: 0..<c.m, n: c.n, ldc: c.n) <= 1e-6)
     }
 
+    /// OpenBLAS's products (the portable family's) give the same bits for every value of C however C is split
+    /// into parts along `blasRowBlock` and `blasColumnBlock`, as the layers split it by thread count. Shapes from
+    /// yolov4-tiny's layers and the small ones where OpenBLAS changes code paths (direct and small-matrix
+    /// kernels), split the ways one, two and three threads split them.
+    @Test func blasProductsDoNotDependOnTheSplit() {
+        BLAS.keepSingleThreaded()   // as every workspace of the portable family does
+        for (m, n, k) in [(18, 169, 256), (255, 169, 512), (64, 43_264, 27), (128, 2_704, 576), (255, 676, 256), (3, 50, 9),
+                          (256, 49, 2_304), (128, 700, 64)] {
+            var random = SeededRandom(seed: UInt64(m * n + k))
+            let a = random.floats(m * k), b = random.floats(k * n)
+            func product(rowParts: Int, columnParts: Int) -> [UInt32] {
+                var c = [Float](repeating: .nan, count: m * n)
+                for rp in 0..<rowParts {
+                    let rows = Parallel.alignedPart(rp, of: rowParts, count: m, alignment: GEMM.blasRowBlock)
+                    for cp in 0..<columnParts {
+                        let columns = Parallel.alignedPart(cp, of: columnParts, count: n, alignment: GEMM.blasColumnBlock)
+                        guard !rows.isEmpty, !columns.isEmpty else { continue }
+                        a.withUnsafeBufferPointer { a in
+                            b.withUnsafeBufferPointer { b in
+                                c.withUnsafeMutableBufferPointer { c in
+                                    GEMM.multiplyWithBLAS(a.baseAddress! + rows.lowerBound * k, m: rows.count, k: k,
+                                                          b: b.baseAddress! + columns.lowerBound, ldb: n, n: columns.count,
+                                                          c: c.baseAddress! + rows.lowerBound * n + columns.lowerBound, ldc: n)
+                                }
+                            }
+                        }
+                    }
+                }
+                return c.map(\.bitPattern)
+            }
+            let whole = product(rowParts: 1, columnParts: 1)
+            #expect(!whole.contains(Float.nan.bitPattern))
+            for parts in [(2, 1), (3, 1), (1, 2), (1, 3), (2, 3)] {
+                #expect(product(rowParts: parts.0, columnParts: parts.1) == whole, "\(m)×\(n)×\(k) in \(parts.0)×\(parts.1) parts")
+            }
+        }
+    }
+
     @Test(arguments: cases)
     func laterRowsAloneLeaveTheOthersUntouched(_ c: Case) {
         let start = GEMM.rowAlignment * ((c.m / 2) / GEMM.rowAlignment)

@@ -17,10 +17,11 @@ public struct ClassScore: Sendable, Equatable {
 /// One recognized object.
 ///
 /// `box` is normalized to the full, upright original image with a top-left origin, whatever crop,
-/// scale, region of interest or decoding scale produced it. Like darknet's, it is not clipped: a box
-/// may extend slightly past the image edge (`clippedBox` clips it).
+/// scale, region of interest or decoding scale produced it, and clipped to the image unless
+/// `DetectionOptions.clipsBoxes` is false (then it may extend slightly past the edge, as the network placed it).
 public struct Detection: Sendable, Equatable {
-    /// The box, normalized to the full upright image (top-left origin, unclipped).
+    /// The box, normalized to the full upright image (top-left origin; clipped to it unless
+    /// `DetectionOptions.clipsBoxes` was false).
     public var box: Rect
     /// The best class.
     public var classIndex: Int
@@ -45,10 +46,10 @@ public struct Detection: Sendable, Equatable {
         self.objectness = objectness ?? confidence
     }
 
-    /// `box` clipped to the image.
+    /// `box` clipped to the image (`box` itself unless `DetectionOptions.clipsBoxes` was false).
     public var clippedBox: Rect { box.clippedToUnit }
 
-    /// The box in pixels of an image of `width × height` (normally the original's), unclipped.
+    /// `box` in pixels of an image of `width × height` (normally the original's), top-left origin.
     public func pixelRect(width: Int, height: Int) -> Rect {
         box.scaled(width: Double(width), height: Double(height))
     }

@@ -71,11 +71,19 @@ public struct DetectionOptions: Sendable, Equatable {
     public var maximumCandidates: Int = 10_000
     /// Report only these classes; nil reports all.
     public var classes: Set<ClassSelector>? = nil
+    /// Clip boxes to the image (the default): a box the network places partly outside the image ends at its
+    /// edge, as `yolo detect` prints it and as darknet's and Ultralytics' outputs are. `false` keeps the box as
+    /// decoded, which may extend past the edge (coordinates below 0 or above 1), as darknet computes it before
+    /// printing. Vision: Apple documents `VNDetectedObjectObservation.boundingBox` as normalized to the image
+    /// and `VNImageRectForNormalizedRect` as a plain projection to pixels (no clipping is mentioned); whether a
+    /// Vision observation's box can extend past the edge is not documented. Suppression always compares the
+    /// unclipped boxes, so this changes the boxes reported, never which are.
+    public var clipsBoxes: Bool = true
     /// The most working memory (bytes) the network for one input size may need, checked before it is
     /// built; a call whose input size needs more fails with `YOLOError.invalidArgument`. Default 4 GiB.
     public var memoryBudget: Int = MemoryBudget.defaultBytes
 
     /// The defaults: the whole image, scaled the way the model expects, at the model's input size, confidence 0.25, IoU 0.45,
-    /// per-class suppression, every class, a 4 GiB memory budget.
+    /// per-class suppression, every class, boxes clipped to the image, a 4 GiB memory budget.
     public init() {}
 }

@@ -198,7 +198,7 @@ public final class Detector: Sendable {
             NonMaximumSuppression.perClass(&candidates, threshold: options.iouThreshold,
                                            maximumCandidates: options.maximumCandidates, kind: model.description.suppression)
         }
-        var detections = makeDetections(candidates)
+        var detections = makeDetections(candidates, clippingBoxes: options.clipsBoxes)
         if let limit = options.maximumDetections, detections.count > limit {
             detections.removeSubrange(limit...)
         }
@@ -206,8 +206,9 @@ public final class Detector: Sendable {
         return detections
     }
 
-    /// One `Detection` per candidate with a surviving class, most confident first.
-    private func makeDetections(_ candidates: Candidates) -> [Detection] {
+    /// One `Detection` per candidate with a surviving class, most confident first; boxes clipped to the image
+    /// when `clippingBoxes`.
+    private func makeDetections(_ candidates: Candidates, clippingBoxes: Bool) -> [Detection] {
         var detections: [Detection] = []
         for i in 0..<candidates.count {
             var scores: [ClassScore] = []
@@ -217,7 +218,8 @@ public final class Detector: Sendable {
             }
             guard !scores.isEmpty else { continue }
             scores.sort { $0.confidence > $1.confidence || ($0.confidence == $1.confidence && $0.classIndex < $1.classIndex) }
-            detections.append(Detection(box: candidates.boxes[i], classIndex: scores[0].classIndex, label: scores[0].label,
+            let box = clippingBoxes ? candidates.boxes[i].clippedToUnit : candidates.boxes[i]
+            detections.append(Detection(box: box, classIndex: scores[0].classIndex, label: scores[0].label,
                                         confidence: scores[0].confidence, labels: scores, objectness: candidates.objectness[i]))
         }
         // Stable: equal confidences keep decoding order.

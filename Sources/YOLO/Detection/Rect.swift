@@ -67,8 +67,9 @@ public struct Rect: Sendable, Hashable, CustomStringConvertible {
         return iou - pow((dx * dx + dy * dy) / c, beta)
     }
 
-    /// This rectangle clipped to the unit square (may become empty).
+    /// This rectangle clipped to the unit square (may become empty); itself, unchanged, when it lies inside.
     public var clippedToUnit: Rect {
+        if minX >= 0, minY >= 0, maxX <= 1, maxY <= 1 { return self }
         let x1 = min(max(minX, 0), 1), y1 = min(max(minY, 0), 1)
         let x2 = min(max(maxX, 0), 1), y2 = min(max(maxY, 0), 1)
         return Rect(x1: x1, y1: y1, x2: max(x1, x2), y2: max(y1, y2))

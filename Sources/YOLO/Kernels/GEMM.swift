@@ -26,8 +26,12 @@ import YOLOKernels
     /// sweep (768 KB: most of a 1 MB L2, the rest for A's and C's lines).
     static let l2Floats = 196_608
 
-    /// Row alignment work splits must keep (`panelRows` with the own kernel, else 1).
-    public static var rowAlignment: Int { usesOwnKernel ? panelRows : 1 }
+    /// Row alignment work splits must keep: `panelRows` with the own kernel, else OpenBLAS's fixed row
+    /// block (`multiplyWithBLAS`: the same bits however the rows are split).
+    public static var rowAlignment: Int { usesOwnKernel ? panelRows : blasRowBlock }
+    /// Column alignment splits of C's columns keep: `panelColumns` with the own kernel, else OpenBLAS's fixed
+    /// column block (`multiplyWithBLAS`).
+    public static var columnAlignment: Int { usesOwnKernel ? panelColumns : blasColumnBlock }
 
     /// Floats of scratch one `multiply` call needs (per worker), whatever the product's shape: an edge
     /// tile of C, then B's packed blocks (at most `l2Floats`); none for BLAS.
@@ -66,7 +70,7 @@ import YOLOKernels
         precondition(bias != nil || activation == .linear, "GEMM: an activation needs a bias")
         guard m > 0, n > 0 else { return }
         guard let tile else {
-            BLAS.sgemm(m: m, n: n, k: k, a: a, lda: k, b: b, ldb: ldb, c: c, ldc: ldc)
+            multiplyWithBLAS(a, m: m, k: k, b: b, ldb: ldb, n: n, c: c, ldc: ldc)
             if let bias {
                 for r in 0..<m { activation.applyBiased(c + r * ldc, count: n, bias: bias[r]) }
             }
@@ -77,5 +81,30 @@ import YOLOKernels
         let panelRows = operands.panelRows
         // Keep the larger operand streaming once: walk A's panels outermost when A is the larger.
         operands.run(a, panels: 0 ..< (m + panelRows - 1) / panelRows, rowEnd: m, panelsOuter: m * k >= k * n)
+    }
+
+    /// Rows and columns of C each OpenBLAS `sgemm` call computes (fewer only at C's own edges).
+    ///
+    /// OpenBLAS picks its code path by the call's shape (a direct kernel below about 7 M multiply-adds, a
+    /// small-matrix kernel below 1 M, else its blocked kernels) and computes a call's last, partial block
+    /// of columns with narrower kernels; the paths round differently (one value of C: 0x4118db93 against
+    /// 0x4118db95, OpenBLAS 0.3.21, Cooperlake core). So a value's bits would depend on the part of C it was
+    /// computed with, hence on the thread count. The portable family therefore computes C in fixed blocks
+    /// anchored at its first row and column: callers split C along `rowAlignment` and `columnAlignment`,
+    /// which are these, and every value comes from the same call, whatever the split.
+    static let blasRowBlock = 64
+    static let blasColumnBlock = 256
+
+    /// `C = A · B` by OpenBLAS in blocks of `blasRowBlock × blasColumnBlock`, anchored at row and column 0 of
+    /// this call (the callers' parts start on such a block).
+    static func multiplyWithBLAS(_ a: UnsafePointer<Float>, m: Int, k: Int, b: UnsafePointer<Float>, ldb: Int, n: Int,
+                                 c: UnsafeMutablePointer<Float>, ldc: Int) {
+        for row in Swift.stride(from: 0, to: m, by: blasRowBlock) {
+            let rows = Swift.min(blasRowBlock, m - row)
+            for column in Swift.stride(from: 0, to: n, by: blasColumnBlock) {
+                BLAS.sgemm(m: rows, n: Swift.min(blasColumnBlock, n - column), k: k, a: a + row * k, lda: k,
+                           b: b + column, ldb: ldb, c: c + row * ldc + column, ldc: ldc)
+            }
+        }
     }
 }

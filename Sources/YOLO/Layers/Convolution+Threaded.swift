@@ -22,7 +22,11 @@ extension Convolution {
         let plane = outputShape.planeCount
         let workers = min(io.threads, maxThreads, (outH + band - 1) / band)
         let (input, output, scratch) = (io.input, io.output, io.scratch)
-        Parallel.forWorkers(outH, threads: workers) { worker, part in
+        // OpenBLAS's bits depend on the product's shape (`GEMM.multiplyWithBLAS`): there, parts of whole bands, so
+        // that each band is the same product whatever the thread count.
+        let wholeBands = !GEMM.usesOwnKernel
+        Parallel.forWorkers(outH, threads: workers) { worker, evenPart in
+            let part = wholeBands ? Parallel.alignedPart(worker, of: workers, count: outH, alignment: band) : evenPart
             let columns = scratch + worker * patchLength * band * outW
             for y0 in Swift.stride(from: part.lowerBound, to: part.upperBound, by: band) {
                 multiplyBand(y0 ..< min(y0 + band, part.upperBound), input: input, columns: columns,
@@ -74,7 +78,7 @@ extension Convolution {
             for worker in parts {
                 let gemmScratch = gemmScratch(scratch, worker: worker)
                 if byColumns {
-                    let span = Parallel.alignedPart(worker, of: workers, count: plane, alignment: GEMM.panelColumns)
+                    let span = Parallel.alignedPart(worker, of: workers, count: plane, alignment: GEMM.columnAlignment)
                     guard !span.isEmpty else { continue }
                     GEMM.multiply(packed!, rows: 0..<filters, b: columns + span.lowerBound, ldb: plane, n: span.count,
                                   c: output + span.lowerBound, ldc: plane, bias: biases.pointer,

@@ -30,16 +30,47 @@ public enum ModelName: String, Sendable, CaseIterable {
             let path = (folder as NSString).appendingPathComponent("Weights/" + fileName)
             if files.fileExists(atPath: path) { return path }
         }
-        // SwiftPM copies a target's resources into `<package>_<target>.resources` next to the executables.
-        let executableFolder = Bundle.main.executableURL?.deletingLastPathComponent().path
-            ?? (CommandLine.arguments[0] as NSString).deletingLastPathComponent
-        if let bundles = try? files.contentsOfDirectory(atPath: executableFolder) {
-            for bundle in bundles.sorted() where bundle.hasSuffix("_YOLOModels.resources") {
-                let path = "\(executableFolder)/\(bundle)/\(fileName)"
-                if files.fileExists(atPath: path) { return path }
-            }
+        return bundledPath
+    }
+
+    /// The file in the `YOLOModels` product's resources, nil when there is none (the program does not link
+    /// `YOLOModels`, or its resource folder was not installed beside the executable).
+    @_spi(Engine) public var bundledPath: String? {
+        Self.resourceFolders.lazy.map { "\($0)/\(fileName)" }.first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    /// The folders SwiftPM copies the `YOLOModels` resources into, `<package>_YOLOModels.resources`, beside the
+    /// executable (where SwiftPM's generated `Bundle.module` looks first; it stops the process when the folder
+    /// is not there, this does not).
+    static var resourceFolders: [String] {
+        let places: [String?] = [Bundle.main.executableURL?.deletingLastPathComponent().path, Bundle.main.bundlePath,
+                                 CommandLine.arguments.first.map { ($0 as NSString).deletingLastPathComponent }]
+        var searched: [String] = []
+        for case let place? in places where !place.isEmpty && !searched.contains(place) { searched.append(place) }
+        return searched.flatMap { folder in
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+                .filter { $0.hasSuffix("_YOLOModels.resources") }.map { "\(folder)/\($0)" }
         }
-        return nil
+    }
+
+    /// Where the `YOLOModels` resources are looked for, for error messages.
+    @_spi(Engine) public static var resourceLocation: String {
+        let folder = Bundle.main.executableURL?.deletingLastPathComponent().path ?? Bundle.main.bundlePath
+        return "\(folder)/<package>_YOLOModels.resources"
+    }
+
+    /// Whether the program links the `YOLOModels` product: its `BundledModels` type is in the process
+    /// (looked up by mangled name, as the runtime's reflection does).
+    static var programLinksBundledModels: Bool { _typeByName("10YOLOModels13BundledModelsO") != nil }
+
+    /// What a user can do when a named model's file is nowhere: `variable` is the environment variable that
+    /// would point at it. Suggests linking `YOLOModels` only to a program that does not.
+    static func missingFileAdvice(variable: String) -> String {
+        if programLinksBundledModels {
+            return "the program links YOLOModels, but its resources are not beside the executable (\(resourceLocation)): "
+                + "install the folder SwiftPM built with it, e.g. .build/release/SwiftYOLO_YOLOModels.resources; or set \(variable)"
+        }
+        return "run `make model` in SwiftYOLO, set \(variable), or link the YOLOModels product"
     }
 }
 
@@ -59,7 +90,7 @@ extension Model {
     public init(named name: ModelName, searching folders: [String] = [FileManager.default.currentDirectoryPath],
                 residency: WeightResidency = .expanded) throws {
         guard let path = name.path(searching: folders) else {
-            throw YOLOError.fileNotFound(path: "Weights/\(name.fileName) (run `make model` in SwiftYOLO, set SWIFTYOLO_MODEL_DIR, or link the YOLOModels product)")
+            throw YOLOError.fileNotFound(path: "Weights/\(name.fileName) (\(ModelName.missingFileAdvice(variable: "SWIFTYOLO_MODEL_DIR")))")
         }
         try self.init(contentsOf: path, residency: residency)
     }
@@ -69,7 +100,7 @@ extension Model {
     public static func loadDefault(searching folders: [String] = [FileManager.default.currentDirectoryPath],
                                    residency: WeightResidency = .expanded) throws -> Model {
         guard let path = defaultModelPath(searching: folders) else {
-            throw YOLOError.fileNotFound(path: "Weights/\(defaultModelFileName) (run `make model` in SwiftYOLO, set SWIFTYOLO_MODEL, or link the YOLOModels product)")
+            throw YOLOError.fileNotFound(path: "Weights/\(defaultModelFileName) (\(ModelName.missingFileAdvice(variable: "SWIFTYOLO_MODEL")))")
         }
         return try Model(contentsOf: path, residency: residency)
     }

@@ -163,9 +163,12 @@
     }
 
     /// Whether the convolution after `first` computes it band by band (`ConvolutionPair`): both on the banded
-    /// GEMM path, and a band of the second reads at most a quarter of the first's output rows.
-    static func fusesIntoNext(_ first: ConvolutionPlan, _ second: ConvolutionPlan, secondLayer: Layer, firstOutputHeight: Int) -> Bool {
-        guard case .gemmBands = first.algorithm, case .gemmBands(let rows) = second.algorithm,
+    /// GEMM path, and a band of the second reads at most a quarter of the first's output rows; never on OpenBLAS
+    /// (the first's rows would be computed in products whose shapes depend on the split, and OpenBLAS's bits
+    /// depend on the shape: `GEMM.multiplyWithBLAS`).
+    static func fusesIntoNext(_ first: ConvolutionPlan, _ second: ConvolutionPlan, secondLayer: Layer, firstOutputHeight: Int,
+                              family: KernelFamily = .active) -> Bool {
+        guard family.hasOwnKernel, case .gemmBands = first.algorithm, case .gemmBands(let rows) = second.algorithm,
               first.weights == .float, second.weights == .float else { return false }
         return 4 * ((rows - 1) * secondLayer.stride + secondLayer.size) <= firstOutputHeight
     }

@@ -55,7 +55,8 @@
                 plans[first]?.fusion = .maxPool(bandRows: ConvolutionPlanner.directBandRows(layer))
             case .convolution:
                 guard let next = plans[index], let nextLayer = layers[index],
-                      ConvolutionPlanner.fusesIntoNext(plan, next, secondLayer: nextLayer, firstOutputHeight: layer.output.height)
+                      ConvolutionPlanner.fusesIntoNext(plan, next, secondLayer: nextLayer, firstOutputHeight: layer.output.height,
+                                                       family: family)
                 else { continue }
                 plans[first]?.fusion = .nextConvolution
             default:

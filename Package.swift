@@ -21,8 +21,6 @@ let package = Package(
         .library(name: "YOLOModels", targets: ["YOLOModels"]),
         // Video files, cameras and network streams through FFmpeg; separate so YOLO links nothing new.
         .library(name: "YOLOVideo", targets: ["YOLOVideo"]),
-        // `yolo serve`: an HTTP detection service on Hummingbird 2; separate so YOLO and its users link no server.
-        .library(name: "YOLOServe", targets: ["YOLOServe"]),
         .executable(name: "yolo", targets: ["yolo"]),
     ],
     dependencies: [
@@ -82,6 +80,8 @@ let package = Package(
         .target(name: "YOLOVideo", dependencies: ["YOLO", "CAVFormat", "CAVCodec", "CAVUtil", "CSwScale", "CAVDevice"]),
         // What `yolo detect` prints for an image (text, JSON), shared by the command line and the server.
         .target(name: "YOLOReport", dependencies: ["YOLO"]),
+        // `yolo serve`: the HTTP detection service on Hummingbird 2, a target of the yolo tool (no product: it has no
+        // public API), so YOLO and its users link no server.
         .target(name: "YOLOServe", dependencies: [
             "YOLO", "YOLOReport",
             .product(name: "Hummingbird", package: "hummingbird"),

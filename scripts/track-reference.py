@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reference figures for the ByteTrack tracker (Sources/YOLO/Tracking/ByteTracker.swift), two fixtures under
-Tests/YOLOTests/Fixtures/track/ for ByteTrackerReferenceTests.
+Tests/YOLOTests/Fixtures/track/ for TrackerReferenceTests.
 
 trackers-2.6.1-tud.json -- an independent ByteTrack, Roboflow's clean-room `trackers` 2.6.1, on the boxes of
 py-motmetrics' TUD-Campus and TUD-Stadtmitte `test.txt` (the files Weights/fetch-mot.sh takes from the same

@@ -13,7 +13,7 @@ import YOLOTestSupport
 ///   state (the one like ByteTrack's): on the TUD sequences, MOTA and IDF1 within 2 points of its. The script
 ///   lists the parameter mapping and how the two implementations differ; with trackers' default corner
 ///   filter, TUD-Campus IDF1 is 3.6 points below ours.
-@Suite struct ByteTrackerReferenceTests {
+@Suite struct TrackerReferenceTests {
     static let folder = TestPaths.fixtures + "/track"
 
     struct Metrics: Decodable { var mota: Double; var idf1: Double }

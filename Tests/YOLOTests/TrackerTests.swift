@@ -198,7 +198,7 @@ private struct MovingObject {
     }
 }
 
-@Suite struct ByteTrackerTests {
+@Suite struct TrackerTests {
     /// Six objects: A and B pass each other head-on, overlapping heavily (IoU above 0.6); E crosses B's path
     /// at right angles as B goes by; C and D cross diagonally; F is not detected for four frames.
     fileprivate static let crossing: [MovingObject] = [

@@ -95,7 +95,7 @@ enum AVX2Int8Tile {
             bp += 64
         }
         let rowBytes = ldc * e.outputBytes
-        Activation(code: e.activation).withVectorFunction(Floatx8.self) { activation in
+        withInt8Activation(e.activation) { activation in
             store(c, 0, e, activation, c00, c01)
             if rows > 1 { store(c + 1 * rowBytes, 1, e, activation, c10, c11) }
             if rows > 2 { store(c + 2 * rowBytes, 2, e, activation, c20, c21) }
@@ -121,5 +121,19 @@ enum AVX2Int8Tile {
             p.storeBytes(of: f0, as: Floatx8.self)
             p.storeBytes(of: f1, toByteOffset: 32, as: Floatx8.self)
         }
+    }
+}
+
+/// `Activation.withVectorFunction` for this kernel's vectors, with the same operations (so the same bits), but
+/// its closures defined in this target: code compiled for this ISA stays named in this module (a specialization
+/// of the generic one would be emitted with shared linkage, and check-isa.sh rejects it).
+@inline(__always)
+func withInt8Activation(_ code: Int, _ body: ((Floatx8) -> Floatx8) -> Void) {
+    let activation = Activation(code: code)
+    switch activation {
+    case .linear: body { $0 }
+    case .leaky: body { Activation.positiveOr($0, $0 * 0.1) }
+    case .relu: body { Activation.positiveOr($0, Floatx8()) }
+    case .logistic, .mish, .swish: body { Activation.scalarLanes(activation, $0) }
     }
 }

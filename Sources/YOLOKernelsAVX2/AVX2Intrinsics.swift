@@ -61,3 +61,14 @@ func widened(_ x: SIMD16<UInt8>) -> SIMD16<UInt32> {
     result._storage._value = Builtin.zext_Vec16xInt8_Vec16xInt32(x._storage._value)
     return result
 }
+
+/// `low | high << 16` per lane (`vpslld`, `vpor`): each column's two u8 values of k as an s16 pair. (The
+/// generic SIMD shift went lane by lane through memory here.)
+@_transparent
+func interleavedPairs(_ low: SIMD16<UInt32>, _ high: SIMD16<UInt32>) -> SIMD16<UInt32> {
+    let sixteen = SIMD16<UInt32>(repeating: 16)
+    var result = SIMD16<UInt32>()
+    result._storage._value = Builtin.or_Vec16xInt32(low._storage._value,
+                                                    Builtin.shl_Vec16xInt32(high._storage._value, sixteen._storage._value))
+    return result
+}

@@ -36,7 +36,7 @@ public func avx2Int8PackB(_ k: Int, _ source: UnsafePointer<UInt8>, _ ld: Int, _
             let r0 = UnsafeRawPointer(source + first * ld), r1 = r0 + ld
             let q0 = widened(r0.loadUnaligned(as: SIMD16<UInt8>.self))
             let q1 = widened(r1.loadUnaligned(as: SIMD16<UInt8>.self))
-            out.storeBytes(of: q0 | (q1 &<< 16), as: SIMD16<UInt32>.self)
+            out.storeBytes(of: interleavedPairs(q0, q1), as: SIMD16<UInt32>.self)
         } else {
             let values = out.assumingMemoryBound(to: UInt16.self)
             for j in 0..<16 {

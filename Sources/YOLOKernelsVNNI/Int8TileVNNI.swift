@@ -34,7 +34,7 @@ public func vnniInt8PackB(_ k: Int, _ source: UnsafePointer<UInt8>, _ ld: Int, _
                 let q1 = widened(r1.loadUnaligned(fromByteOffset: j, as: SIMD16<UInt8>.self))
                 let q2 = widened(r2.loadUnaligned(fromByteOffset: j, as: SIMD16<UInt8>.self))
                 let q3 = widened(r3.loadUnaligned(fromByteOffset: j, as: SIMD16<UInt8>.self))
-                out.storeBytes(of: q0 | (q1 &<< 8) | (q2 &<< 16) | (q3 &<< 24), toByteOffset: 4 * j, as: SIMD16<UInt32>.self)
+                out.storeBytes(of: interleavedQuads(q0, q1, q2, q3), toByteOffset: 4 * j, as: SIMD16<UInt32>.self)
             }
         } else {
             let bytes = out.assumingMemoryBound(to: UInt8.self)

@@ -52,3 +52,16 @@ func widened(_ x: SIMD16<UInt8>) -> SIMD16<UInt32> {
     result._storage._value = Builtin.zext_Vec16xInt8_Vec16xInt32(x._storage._value)
     return result
 }
+
+/// `q0 | q1 << 8 | q2 << 16 | q3 << 24` per lane (`vpslld`, `vpor`): each column's four u8 values of k as one
+/// 32-bit quad. (The generic SIMD shift went lane by lane through memory here.)
+@_transparent
+func interleavedQuads(_ q0: SIMD16<UInt32>, _ q1: SIMD16<UInt32>, _ q2: SIMD16<UInt32>, _ q3: SIMD16<UInt32>) -> SIMD16<UInt32> {
+    let (eight, sixteen, twentyFour) = (SIMD16<UInt32>(repeating: 8), SIMD16<UInt32>(repeating: 16), SIMD16<UInt32>(repeating: 24))
+    let a = Builtin.or_Vec16xInt32(q0._storage._value, Builtin.shl_Vec16xInt32(q1._storage._value, eight._storage._value))
+    let b = Builtin.or_Vec16xInt32(Builtin.shl_Vec16xInt32(q2._storage._value, sixteen._storage._value),
+                                   Builtin.shl_Vec16xInt32(q3._storage._value, twentyFour._storage._value))
+    var result = SIMD16<UInt32>()
+    result._storage._value = Builtin.or_Vec16xInt32(a, b)
+    return result
+}

@@ -48,6 +48,10 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         // zlib's deflate for the PNG writer, which compresses strips of rows on several threads.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // KissFFT (BSD-3-Clause) for the object trackers' correlation filters: Debian's libkissfft-dev, float build.
+        // No pkgConfig: its .pc file's -D flags are ones SwiftPM refuses (they only restate the header's defaults);
+        // the shim includes <kissfft/…> and the module map links kissfft-float.
+        .systemLibrary(name: "CKissFFT", providers: [.apt(["libkissfft-dev"])]),
         // FFmpeg 5.1 (Debian 12), one module per library, for YOLOVideo only.
         .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev"])]),
         .systemLibrary(name: "CAVCodec", pkgConfig: "libavcodec", providers: [.apt(["libavcodec-dev"])]),
@@ -70,7 +74,7 @@ let package = Package(
         // The AVX512-VNNI int8 kernel: cascadelake is skylake-avx512 plus VNNI (`vpdpbusd`, through `Builtin`).
         .target(name: "YOLOKernelsVNNI", dependencies: ["YOLOKernels"],
                 swiftSettings: [.unsafeFlags(["-target-cpu", "cascadelake", "-parse-stdlib"])]),
-        .target(name: "YOLO", dependencies: ["COpenBLAS", "CTurboJPEG", "CPNG", "CZlib", "YOLOKernels",
+        .target(name: "YOLO", dependencies: ["COpenBLAS", "CTurboJPEG", "CPNG", "CZlib", "CKissFFT", "YOLOKernels",
                                              "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOKernelsVNNI", "YOLOPrefetch"]),
         .target(name: "YOLOConversion", dependencies: ["YOLO", "CLAPACK"]),
         .target(name: "YOLOEvaluation", dependencies: ["YOLO"]),

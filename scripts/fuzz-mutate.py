@@ -54,13 +54,15 @@ WHAT IT DOES
              --input FILE.npy --out out`: shapes (huge, negative, zero,
              mismatched with the payload, other ranks), dtype strings,
              fortran_order, version byte, header length, truncation, NaN/Inf data.
-    cli      odd flag values for detect, bench, eval, convert, forward, info
+    cli      odd flag values for detect, bench, eval, convert, forward, info,
+             track-object (--box, --level, --format, --save, --from-detection,
+             sources: empty folders, frames of two sizes) and eval-sot
              (--size 8192x8192, 100000x100000, 0x0, negative numbers,
              --conf 1.5, --iou 0, --classes '', --names with --model, empty
              strings, unknown flags, very long strings, odd environment).  The
-             list of distinct single-flag cases holds about 410 entries, taken
+             list of distinct single-flag cases holds about 470 entries, taken
              round-robin across subcommands (so --cases 300 covers every
-             subcommand; --cases cli=413 runs them all); with --cases above
+             subcommand; --cases cli=473 runs them all); with --cases above
              that, the rest are random combinations of two or three of them on
              one subcommand.  >= 90 cases is enough for this family if you need
              it shorter.
@@ -1633,6 +1635,38 @@ def cli_atoms():
               "eval --images a file"))
     A.append(("eval-images-results", ["--results", "nodir/out.json"], {}, {}, "eval --images --results in a missing dir"))
     A.append(("eval-images-results", ["--results", "."], {}, {}, "eval --images --results a directory"))
+    # track-object and eval-sot (a two-frame folder of the coffee photo; eval-sot adds a ground truth)
+    png = open(COFFEE, "rb").read()
+    other = open(os.path.join(REPO, "Samples/astronaut.png"), "rb").read()
+    clip = {"clip/img/0001.png": png, "clip/img/0002.png": png}
+    for v in ["0,0,0,0", "1,1,1,1", "10,10,1,1", "-100,-100,5,5", "10000,10,5,5", "nan,0,5,5", "inf,0,5,5",
+              "1e308,1e308,1e308,1e308", "10,10,-5,-5", "a,b,c,d", "", "1,2,3", "1,2,3,4,5", "100,20,300,250",
+              "599,399,2,2", "0,0,600,400", "-1e308,0,1e308,400", " 1, 2, 30, 40", "1,,3,4"]:
+        A.append(("track-object", ["--box", v], clip, {}, "track-object --box %r" % v))
+    for flag, vals in [("--level", ["bogus", "", "FAST", "fast", "accurate"]), ("--format", ["xml", "", "jsonl", "JSON"]),
+                       ("--save", ["nonexistent/deep/x.mp4", "", "out.mp4", "."]),
+                       ("--from-detection", ["", "unicorn", "cup", " "])]:
+        for v in vals:
+            A.append(("track-object", ["--box", "100,20,300,250", flag, v] if flag != "--from-detection" else [flag, v, "--model", MODEL],
+                      clip, {}, "track-object %s %r" % (flag, v)))
+    A.append(("track-object", ["--from-detection", "cup", "--box", "1,1,9,9"], clip, {}, "track-object --box and --from-detection"))
+    A.append(("track-object", ["--box", "100,20,300,250"], dict(clip, **{"clip/img/0003.png": other}), {},
+              "track-object frames of two sizes"))
+    A.append(("track-object", ["--box", "100,20,300,250"], {"clip/img/0001.png": png, "clip/img/0002.png": b"\x89PNG\r\n"}, {},
+              "track-object a damaged second frame"))
+    for src, files, label in [("emptydir", {"emptydir/notes.txt": b"x"}, "a folder without images"), ("missing.mp4", {}, "missing"),
+                              (COFFEE, {}, "a png as the video"), ("", {}, "''"), ("/dev/null", {}, "/dev/null")]:
+        A.append(("track-object-src", [src, "--box", "1,1,9,9"], files, {}, "track-object source %s" % label))
+    seq = {"seq/img/0001.png": png, "seq/img/0002.png": png, "seq/groundtruth.txt": b"100,20,300,250\n101,20,300,250\n"}
+    for truth, label in [(b"", "empty"), (b"1,2,3\n", "three numbers"), (b"nan,0,5,5\n1,1,1,1\n", "NaN"),
+                         (b"10000,10,5,5\n", "outside"), (b"0,0,0,0\n", "zero"), (b"\xff\xfe", "not UTF-8"),
+                         (b"1,1,1,1\n" * 100000, "100000 lines")]:
+        A.append(("eval-sot", [], dict(seq, **{"seq/groundtruth.txt": truth}), {}, "eval-sot ground truth %s" % label))
+    for flag, vals in [("--level", ["bogus", ""]), ("--format", ["xml", ""]), ("--results", ["afile", "", "nodir/deep"])]:
+        for v in vals:
+            A.append(("eval-sot", [flag, v], dict(seq, afile=b"x"), {}, "eval-sot %s %r" % (flag, v)))
+    A.append(("eval-sot", [], {"seq/img/0001.png": png}, {}, "eval-sot without groundtruth.txt"))
+    A.append(("eval-sot", [], {"seq/groundtruth.txt": b"1,1,5,5\n"}, {}, "eval-sot without images"))
     # convert (--quantize none unless stated: fast)
     for flag, vals in [("--quantize", ["lut3", "", "LUT8", "float"]), ("--lut", ["bogus", ""]),
                        ("--method", ["bogus", ""]), ("--refine-rounds", ["-1", "2147483648", "abc", ""]),
@@ -1728,6 +1762,12 @@ def cli_case_argv(kind, extra):
         return ["forward"] + extra
     if kind == "info":
         return ["info"] + extra
+    if kind == "track-object":
+        return ["track-object", "clip"] + extra
+    if kind == "track-object-src":
+        return ["track-object"] + extra
+    if kind == "eval-sot":
+        return ["eval-sot", "seq"] + extra
     return extra
 
 

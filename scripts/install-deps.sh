@@ -3,9 +3,10 @@
 # Uses sudo only when not running as root. Safe to run again: does nothing when all are present.
 # Extra package names as arguments are installed too (scripts/serve-load.sh asks for hey this way).
 set -euo pipefail
+# KissFFT (libkissfft-dev) for the object trackers' FFTs.
 # FFmpeg's libraries (5.1 on Debian 12) for the YOLOVideo target, and the ffmpeg command the video tests
 # use to make their clips.
-packages=(libopenblas-dev liblapacke-dev libturbojpeg0-dev libpng-dev zlib1g-dev pkg-config python3-pip
+packages=(libopenblas-dev liblapacke-dev libturbojpeg0-dev libpng-dev zlib1g-dev libkissfft-dev pkg-config python3-pip
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libavdevice-dev ffmpeg "$@")
 missing=()
 for p in "${packages[@]}"; do

@@ -275,6 +275,47 @@ def tallpng(port, stop, out, args):
              bool(results) and all(st == 400 for st, _ in results) and percentile(times, 50) < 0.1))
 
 
+def sizes(port, stop, out, args):
+    """Requests at input sizes from 1024x1024 to 2240x2240 in turn: each builds a network with its scratch.
+    The detector's memory (--detector-mb) must bound them, sizes that do not fit alone get 400 before any
+    memory is taken, and once the server is idle (--idle-release) only the model's own size stays."""
+    sides = [1920, 2048, 2240, 1024, 1088, 1152, 1216, 1280, 1344]
+    image = open(args.image, "rb").read()
+    base = rss_kb(args.pid)
+    results, peak, i = [], base, 0
+    sampling = threading.Event()
+
+    def sample():
+        nonlocal peak
+        while not sampling.is_set():
+            peak = max(peak, rss_kb(args.pid))
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+
+    def send():
+        nonlocal i
+        side = sides[i % len(sides)]
+        i += 1
+        status, _ = request(port, "POST", f"/v1/detect?size={side}x{side}", [("Content-Type", "image/jpeg")], image, timeout=120)
+        results.append((side, status))
+
+    paced(stop, 1, send)  # one large request a second at most: a client, not a flood
+    sampling.set()
+    sampler.join()
+    time.sleep(args.idle_release + 3)
+    idle_rss = rss_kb(args.pid)
+    accepted = sorted({side for side, st in results if st == 200})
+    refused = sorted({side for side, st in results if st == 400})
+    limit = (args.detector_mb + args.margin_mb) * 1024
+    out.put((f"{len(results)} requests at sizes {sides[0]}..{sides[-1]}: statuses {counts(st for _, st in results)}; accepted {accepted}, "
+             f"refused {refused}; server RSS {base} kB before, peak {peak} kB (+{(peak - base) / 1024:.0f} MiB; allowed: the detector's part "
+             f"{args.detector_mb:.0f} MiB + {args.margin_mb:.0f} MiB), {idle_rss} kB after {args.idle_release:.0f} s idle + 3 s",
+             bool(accepted) and bool(refused) and all(st in (200, 400) for _, st in results)
+             and peak - base <= limit and idle_rss - base <= 64 * 1024))
+
+
 def idle(port, stop, out, args):
     stop.wait()
     out.put(("no attack: the noise floor of this machine", True))
@@ -282,7 +323,7 @@ def idle(port, stop, out, args):
 
 ATTACKS = {"idle": idle, "multipart": multipart, "stalled": stalled, "slowloris": slowloris, "slowbody": slowbody,
            "gzip": gzip_chunked, "expect": expect, "bigpng": bigpng,
-           "tallpng": tallpng}
+           "tallpng": tallpng, "sizes": sizes}
 
 
 def counts(statuses):
@@ -350,6 +391,11 @@ def main():
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--png36")
     parser.add_argument("--only")
+    parser.add_argument("--detector-mb", type=float, default=512, help="the server's memory for networks and scratch (default: yolo serve's)")
+    parser.add_argument("--idle-release", type=float, default=10, help="the server's --idle-release")
+    parser.add_argument("--margin-mb", type=float, default=192,
+                        help="RSS allowed beyond the detector's part: each running pass's resampled input (22 MB at 1344x1344) "
+                             "and what the C allocator keeps of freed memory")
     parser.add_argument("--rate", type=float, default=5, help="requests a second per sender of the request attacks")
     args = parser.parse_args()
     names = args.only.split(",") if args.only else list(ATTACKS)

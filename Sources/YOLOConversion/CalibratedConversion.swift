@@ -11,7 +11,8 @@ extension ModelConverter {
     ///
     /// - Throws: `YOLOError` when the image cannot be placed (e.g. zero-sized).
     @_spi(Engine) public static func calibrationInput(_ image: Image, for model: Model) throws -> Tensor {
-        try calibrationInput(image, shape: model.description.inputShape, scaling: model.preferredScaling)
+        try calibrationInput(image, shape: model.description.inputShape, scaling: model.preferredScaling,
+                             resampling: model.preferredResampling)
     }
 
     /// The inputs `image` gives for calibrating `model`: the plain input first, then one per
@@ -20,23 +21,24 @@ extension ModelConverter {
     /// - Throws: `YOLOError` when the image cannot be placed.
     @_spi(Engine) public static func calibrationInputs(_ image: Image, for model: Model, views: [CalibrationView]) throws -> [Tensor] {
         let shape = model.description.inputShape
-        let scaling = model.preferredScaling
-        return try [calibrationInput(image, shape: shape, scaling: scaling)] + views.map { view in
+        let (scaling, resampling) = (model.preferredScaling, model.preferredResampling)
+        return try [calibrationInput(image, shape: shape, scaling: scaling, resampling: resampling)] + views.map { view in
             var viewShape = shape
             if let size = view.size { (viewShape.width, viewShape.height) = (size, size) }
-            return try calibrationInput(image, shape: viewShape, scaling: scaling, mirrored: view.mirrored)
+            return try calibrationInput(image, shape: viewShape, scaling: scaling, resampling: resampling, mirrored: view.mirrored)
         }
     }
 
-    /// `image` fitted to `shape` (any network input size) by `scaling`, optionally mirrored left-right.
+    /// `image` fitted to `shape` (any network input size) by `scaling` and `resampling`, optionally mirrored left-right.
     @_spi(Engine) public static func calibrationInput(_ image: Image, shape: Shape, scaling: DetectionOptions.Scaling = .scaleFit,
+                                                     resampling: DetectionOptions.Resampling = .darknet,
                                                      mirrored: Bool = false) throws -> Tensor {
         guard shape.channels == 1 || shape.channels == 3 else {
             throw YOLOError.invalidArgument("calibration images can feed 1-channel (gray) or 3-channel (RGB) models, not \(shape.channels) channels")
         }
         let crop = try Geometry.region(of: .unit, width: image.width, height: image.height)
         let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: scaling,
-                                 networkWidth: shape.width, networkHeight: shape.height)
+                                 resampling: resampling, networkWidth: shape.width, networkHeight: shape.height)
         var values = [Float](repeating: 0, count: shape.count)
         values.withUnsafeMutableBufferPointer { Geometry.makeInput(image, plan: plan, channels: shape.channels, into: $0.baseAddress!) }
         if mirrored {

@@ -4,16 +4,24 @@ import Foundation
 /// Detection options as text, parsed the same way by `yolo detect`'s flags and `yolo serve`'s query and
 /// form fields. `name` is how the caller names the option in an error (`--roi`, `roi`).
 package enum OptionText {
-    /// Scaling names and what they mean.
-    package static let scalings: [(name: String, scaling: DetectionOptions.Scaling)] = [
-        ("fit", .scaleFit), ("stretch", .stretch), ("fill", .scaleFill), ("crop", .centerCrop),
+    /// Scaling names and what they mean: the geometry and the resampler together, as `--scale` and `scale`
+    /// name them (stretch and fill differ only in the resampler).
+    package static let scalings: [(name: String, scaling: DetectionOptions.Scaling, resampling: DetectionOptions.Resampling)] = [
+        ("fit", .scaleFit, .darknet), ("stretch", .scaleFill, .darknet), ("fill", .scaleFill, .openCV), ("crop", .centerCrop, .openCV),
     ]
 
-    package static func scaling(_ text: String, name: String) throws -> DetectionOptions.Scaling {
+    /// The name of a scaling and resampling pair (`scalings`), or both raw names when none has one.
+    package static func name(_ scaling: DetectionOptions.Scaling, _ resampling: DetectionOptions.Resampling) -> String {
+        scalings.first { $0.scaling == scaling && $0.resampling == resampling }?.name ?? "\(scaling.rawValue) (\(resampling.rawValue))"
+    }
+
+    /// Sets `options`' scaling and resampling from a `scalings` name.
+    package static func setScaling(_ text: String, name: String, in options: inout DetectionOptions) throws {
         guard let found = scalings.first(where: { $0.name == text.lowercased() }) else {
             throw YOLOError.invalidArgument("\(name) must be one of \(scalings.map(\.name).joined(separator: ", ")), got '\(text)'")
         }
-        return found.scaling
+        options.scaling = found.scaling
+        options.resampling = found.resampling
     }
 
     /// `x,y,w,h`, normalized to the upright image.

@@ -18,6 +18,8 @@ package final class Admission: Sendable {
         var running = 0
         var waiters: [CheckedContinuation<Void, Never>] = []
         var draining = false
+        /// When the last admitted request left (or the admission began).
+        var quietSince = ContinuousClock.now
     }
 
     private let state = Locked(State())
@@ -47,7 +49,15 @@ package final class Admission: Sendable {
 
     /// Ends an admitted request.
     package func leave() {
-        state.withLock { $0.admitted -= 1 }
+        state.withLock { s in
+            s.admitted -= 1
+            if s.admitted == 0 { s.quietSince = .now }
+        }
+    }
+
+    /// How long no request has been admitted; nil while one is.
+    package var quietFor: Duration? {
+        state.withLock { s in s.admitted == 0 ? ContinuousClock.now - s.quietSince : nil }
     }
 
     /// From now on `enter()` refuses with `.draining`; admitted requests go on.

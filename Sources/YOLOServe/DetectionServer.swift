@@ -51,8 +51,37 @@ package struct DetectionServer: Sendable {
             admission.drain()
             logger.info("shutting down: finishing \(admission.running + admission.waiting) admitted request(s), refusing new ones")
         }
-        let group = ServiceGroup(configuration: .init(services: [app, drain], gracefulShutdownSignals: signals, logger: logger))
+        let trimmer = IdleTrimmer(detector: detector, admission: admission, after: configuration.idleRelease, logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [trimmer, app, drain], gracefulShutdownSignals: signals, logger: logger))
         try await group.run()
+    }
+}
+
+/// Frees the detector's networks for other sizes than the model's and its idle scratch memory once the
+/// server has admitted no request for `after`; once per quiet spell.
+private struct IdleTrimmer: Service {
+    let detector: Detector
+    let admission: Admission
+    let after: Duration
+    let logger: Logger
+
+    func run() async throws {
+        let input = detector.model.description.inputShape
+        var trimmed = false
+        let step = min(after / 4, .seconds(1))
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            try? await Task.sleep(for: step)
+            guard let quiet = admission.quietFor, quiet >= after else {
+                trimmed = false  // a request came: the next quiet spell trims again
+                continue
+            }
+            if !trimmed {
+                let before = detector.heldMemory
+                detector.releaseCaches(keepingInputSizes: [(input.width, input.height)])
+                trimmed = true
+                logger.debug("idle: freed \(MemoryBudget.format(before - detector.heldMemory)) of networks and scratch memory")
+            }
+        }
     }
 }
 

@@ -97,7 +97,7 @@ package struct DetectionService: HTTPResponder {
     private func modelsJSON() -> String {
         let model = detector.model
         let input = model.description.inputShape
-        let scaling = OptionText.scalings.first { $0.scaling == model.preferredScaling }?.name ?? model.preferredScaling.rawValue
+        let scaling = OptionText.name(model.preferredScaling, model.preferredResampling)
         return "{\"model\": \(JSON.string(configuration.modelName)), "
             + "\"classes\": [\(model.labels.map(JSON.string).joined(separator: ", "))], "
             + "\"input\": {\"width\": \(input.width), \"height\": \(input.height), \"channels\": \(input.channels)}, "
@@ -274,7 +274,7 @@ package struct DetectionService: HTTPResponder {
     /// Request options, checked against the model (class names, region); a bad one is a 400.
     private func options(_ fields: [String: String]) throws(ServeError) -> DetectionOptions {
         do {
-            let options = try RequestOptions.parse(fields, memoryBudget: configuration.memoryBudget)
+            let options = try RequestOptions.parse(fields, memoryBudget: configuration.detectorMemoryBytes)
             try detector.validate(options)
             return options
         } catch {

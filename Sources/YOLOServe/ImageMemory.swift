@@ -34,21 +34,25 @@ struct ImageMemory: Sendable {
         return decoding
     }
 
-    private var scaling: DetectionOptions.Scaling { options.scaling ?? detector.model.description.preferredScaling }
+    private var fitting: (scaling: DetectionOptions.Scaling, resampling: DetectionOptions.Resampling) {
+        detector.model.description.fitting(options)
+    }
 
-    /// Bytes per image pixel that building the input holds beside the image, at most.
+    /// Bytes per image pixel that building the input holds beside the image, at most: darknet's resampler
+    /// works on the source as planar floats.
     private var extraBytesPerPixel: Int {
-        (scaling == .scaleFit || scaling == .stretch ? 12 : 0) + (detector.model.description.inputShape.channels == 1 ? 3 : 0)
+        (fitting.resampling == .darknet ? 12 : 0) + (detector.model.description.inputShape.channels == 1 ? 3 : 0)
     }
 
     /// Throws when building the network input for the decoded `image` would take more than `limit` with it.
     func checkPreparation(of image: Image, name: String) throws {
         let crop = try Geometry.region(of: options.regionOfInterest, width: image.width, height: image.height)
         let size = try detector.networkSize(for: options, regionWidth: crop.width, regionHeight: crop.height)
+        let (scaling, resampling) = fitting
         let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: scaling,
-                                 networkWidth: size.width, networkHeight: size.height)
+                                 resampling: resampling, networkWidth: size.width, networkHeight: size.height)
         let pixels = image.width * image.height
-        let planar = scaling == .scaleFit || scaling == .stretch ? 12 * plan.source.width * plan.source.height : 0
+        let planar = resampling == .darknet ? 12 * plan.source.width * plan.source.height : 0
         let gray = detector.model.description.inputShape.channels == 1 ? 3 * pixels : 0
         let bytes = 3 * pixels + gray + planar + 12 * plan.resizedWidth * plan.source.height
         guard bytes > limit else { return }

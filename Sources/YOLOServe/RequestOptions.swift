@@ -17,7 +17,7 @@ package enum RequestOptions {
         if let text = fields["conf"] { options.confidenceThreshold = try OptionText.confidence(number(text, "conf"), name: "conf") }
         if let text = fields["iou"] { options.iouThreshold = try OptionText.iou(number(text, "iou"), name: "iou") }
         if let text = fields["classes"] { options.classes = try OptionText.classes(text, name: "classes") }
-        if let text = fields["scale"] { options.scaling = try OptionText.scaling(text, name: "scale") }
+        if let text = fields["scale"] { try OptionText.setScaling(text, name: "scale", in: &options) }
         if let text = fields["roi"] { options.regionOfInterest = try OptionText.region(text, name: "roi") }
         if let text = fields["max_det"] {
             guard let n = Int(text), n >= 1 else { throw YOLOError.invalidArgument("max_det must be a whole number of at least 1, got '\(text)'") }

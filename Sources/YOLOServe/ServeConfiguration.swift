@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import YOLO
 
 /// How `yolo serve` listens and how much work it takes on.
 package struct ServeConfiguration: Sendable {
@@ -17,8 +18,16 @@ package struct ServeConfiguration: Sendable {
     /// progressive JPEG's coefficients, computed from its header before any is allocated (more: 400).
     /// 256 MiB holds an 8-bit RGB image of 40 MP, an RGBA one of 38 MP, a 16-bit RGB one of 29 MP.
     package var maxImageBytes = 256 << 20
-    /// The most working memory one request's network may need (a request's `size` beyond it: 400).
-    package var memoryBudget = 1 << 30
+    /// The service's memory beyond the loaded model, in bytes: the request bodies it holds
+    /// (`uploadBudgetBytes`), one image per slot (`slots × maxImageBytes`) and, in the rest
+    /// (`detectorMemoryBytes`), the detector's networks and scratch memory (`Detector.memoryLimit`). `nil`:
+    /// the first two plus `defaultDetectorMemory`.
+    package var memoryBytes: Int?
+    /// The detector's part when `memoryBytes` is not set: networks for a few input sizes and their scratch.
+    package static let defaultDetectorMemory = 512 << 20
+    /// After this long with no request, the detector frees every network but the model's own size and all
+    /// idle scratch memory (`Detector.releaseCaches(keepingInputSizes:)`).
+    package var idleRelease: Duration = .seconds(10)
     /// What a 429 tells clients to wait, in seconds.
     package var retryAfterSeconds = 1
     /// How long a connection may take to send a request's headers, counted from when it opened or its last
@@ -42,4 +51,21 @@ package struct ServeConfiguration: Sendable {
 
     /// `uploadBytes`, or its default.
     package var uploadBudgetBytes: Int { uploadBytes ?? (slots + queue) * maxBodyBytes }
+
+    /// The whole budget: `memoryBytes`, or its default.
+    package var memoryBudget: Int { memoryBytes ?? uploadBudgetBytes + slots * maxImageBytes + Self.defaultDetectorMemory }
+
+    /// What the budget leaves the detector once bodies and images have their parts (may be 0 or less:
+    /// `checkMemory()` refuses that).
+    package var detectorMemoryBytes: Int { memoryBudget - uploadBudgetBytes - slots * maxImageBytes }
+
+    /// Checks that the budget leaves the detector something, naming each part when it does not.
+    package func checkMemory() throws {
+        guard detectorMemoryBytes > 0 else {
+            throw YOLOError.invalidArgument(
+                "--memory-budget \(MemoryBudget.format(memoryBudget)) leaves nothing for the detector's networks: request bodies take "
+                + "\(MemoryBudget.format(uploadBudgetBytes)) ((slots + queue) x --max-body) and images \(MemoryBudget.format(slots * maxImageBytes)) "
+                + "(slots x --max-image-memory); raise the budget or lower those")
+        }
+    }
 }

@@ -84,8 +84,10 @@ struct Detect: ParsableCommand, KernelSelecting {
 
     enum ScaleOption: String, ExpressibleByArgument, CaseIterable {
         case fit, stretch, fill, crop
-        var scaling: DetectionOptions.Scaling {
-            OptionText.scalings.first { $0.name == rawValue }!.scaling
+
+        /// Sets the scaling and the resampling this name stands for (`OptionText.scalings`).
+        func apply(to options: inout DetectionOptions) {
+            try! OptionText.setScaling(rawValue, name: "--scale", in: &options)
         }
     }
 
@@ -125,7 +127,7 @@ struct Detect: ParsableCommand, KernelSelecting {
         var options = DetectionOptions()
         options.confidenceThreshold = conf ?? defaultConfidence
         options.iouThreshold = iou
-        options.scaling = scale?.scaling
+        scale?.apply(to: &options)
         options.classAgnostic = agnostic
         options.maximumDetections = maxDetections
         if let roi { options.regionOfInterest = try OptionText.region(roi, name: "--roi") }

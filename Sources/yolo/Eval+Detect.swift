@@ -94,7 +94,7 @@ extension Eval {
         var options = DetectionOptions()
         options.confidenceThreshold = conf
         options.iouThreshold = iou
-        options.scaling = scale?.scaling
+        scale?.apply(to: &options)
         if let (width, height) = try parseSize(size) { options.inputSize = .fixed(width: width, height: height) }
         options.memoryBudget = model.memoryBudgetBytes
         return options

@@ -78,7 +78,7 @@ extension Forward {
         let (w, h) = try parseSize(size) ?? (model.description.inputShape.width, model.description.inputShape.height)
         let crop = PixelRegion(x: 0, y: 0, width: image.width, height: image.height)
         let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: model.preferredScaling,
-                                 networkWidth: w, networkHeight: h)
+                                 resampling: model.preferredResampling, networkWidth: w, networkHeight: h)
         try Network.checkMemory(model.description, width: w, height: h, budget: self.model.memoryBudgetBytes)
         let channels = model.description.inputShape.channels
         guard channels == 1 || channels == 3 else {

@@ -59,7 +59,7 @@ struct Info: ParsableCommand, KernelSelecting {
         }
         if plan { return try showPlan(description, lutCodes: []) }
         print(LayerTable(description: description, geometry: geometry).render())
-        printScaling(description.preferredScaling)
+        printScaling(description.preferredScaling, description.preferredResampling)
         printKernel()
     }
 
@@ -77,12 +77,11 @@ struct Info: ParsableCommand, KernelSelecting {
     }
 
     /// How images are fitted into this model's input by default.
-    func printScaling(_ scaling: DetectionOptions.Scaling) {
-        let names: [DetectionOptions.Scaling: String] = [
-            .scaleFit: "fit (letterbox, pjreddie's darknet detect)", .stretch: "stretch (darknet's resize, AlexeyAB's detector test)",
-            .scaleFill: "fill (OpenCV's stretch)", .centerCrop: "crop (centre crop)",
-        ]
-        print("default scaling: \(names[scaling] ?? scaling.rawValue) (--scale overrides)")
+    func printScaling(_ scaling: DetectionOptions.Scaling, _ resampling: DetectionOptions.Resampling) {
+        let meanings = ["fit": "letterbox, pjreddie's darknet detect", "stretch": "darknet's resize, AlexeyAB's detector test",
+                        "fill": "OpenCV's stretch", "crop": "centre crop"]
+        let name = OptionText.name(scaling, resampling)
+        print("default scaling: \(name)\(meanings[name].map { " (\($0))" } ?? "") (--scale overrides)")
     }
 
     /// Which kernel family would run this model here, and why.
@@ -109,7 +108,7 @@ struct Info: ParsableCommand, KernelSelecting {
             print("\(String(repeating: " ", count: max(0, 5 - String(index).count)))\(index)  \(storage.name.padding(toLength: 22, withPad: " ", startingAt: 0))  \(storage.bytes)")
         }
         let fileBytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        printScaling(description.preferredScaling)
+        printScaling(description.preferredScaling, description.preferredResampling)
         print("\(path): \(fileBytes) bytes, parameters \(total) bytes, \(loaded.labels.count) labels, loaded and verified in \(elapsed.formattedMilliseconds)")
         printKernel()
     }

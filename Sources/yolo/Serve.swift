@@ -10,8 +10,8 @@ struct Serve: ParsableCommand, KernelSelecting {
         discussion: """
             POST an image's JPEG or PNG bytes (Content-Type image/jpeg or image/png), or a multipart/form-data \
             form with an 'image' part, to /v1/detect; options as query parameters or form fields: conf, iou, \
-            classes, scale, roi, max_det, agnostic, size (as yolo detect's flags; a size whose network needs more than \
-            --memory-budget, 1G by default here, is refused). The answer is the JSON object yolo \
+            classes, scale, roi, max_det, agnostic, size (as yolo detect's flags; a size whose network and \
+            scratch need more than the detector's part of the memory budget is refused). The answer is the JSON object yolo \
             detect --format json prints for one image; errors are {"error": "..."} (400 bad image or option, \
             408 body too slow, 413 body or form too large, 415 media type, 417 expectation, 429 busy with \
             Retry-After, 501 transfer coding, 503 shutting down). The API is described in docs/openapi.yaml.
@@ -21,6 +21,11 @@ struct Serve: ParsableCommand, KernelSelecting {
             takes its place only once its whole body has arrived (within --body-timeout). SIGTERM or \
             Ctrl-C stops accepting, finishes the admitted requests and exits 0. One log line per request on \
             stderr; Prometheus metrics on /metrics.
+
+            Memory: --memory-budget here bounds the whole service beyond the loaded model: request bodies \
+            ((slots + queue) x --max-body), one image per slot (slots x --max-image-memory) and, in what is \
+            left, the built networks and scratch memory of every input size. Default: those two parts plus \
+            512 MiB. After --idle-release seconds with no request, only the model's own input size stays built.
 
             Example: curl --data-binary @photo.jpg -H 'Content-Type: image/jpeg' 'http://127.0.0.1:8080/v1/detect?conf=0.3'
             """)
@@ -60,6 +65,9 @@ struct Serve: ParsableCommand, KernelSelecting {
     @Option(name: .customLong("body-timeout"), help: "Seconds a request's whole body may take to arrive; then 408 and the connection is closed.")
     var bodyTimeout: Double = 30
 
+    @Option(name: .customLong("idle-release"), help: "Seconds with no request after which the networks of other input sizes than the model's and all idle scratch memory are freed.")
+    var idleRelease: Double = 10
+
     @Option(name: .customLong("log-level"), help: "Log level: trace, debug, info (one line per request), notice, warning, error, critical.")
     var logLevel = "info"
 
@@ -73,7 +81,7 @@ struct Serve: ParsableCommand, KernelSelecting {
         guard MemoryBudget.parse(maxImageMemory) != nil else {
             throw ValidationError("--max-image-memory must be a size such as 256MB or 1G; got '\(maxImageMemory)'")
         }
-        for (flag, value) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout)] where !(value > 0 && value <= 3600) {
+        for (flag, value) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout), ("--idle-release", idleRelease)] where !(value > 0 && value <= 3600) {
             throw ValidationError("\(flag) must be in (0, 3600] seconds, got \(value)")
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
@@ -99,7 +107,9 @@ struct Serve: ParsableCommand, KernelSelecting {
         configuration.headerTimeout = .milliseconds(Int64(headerTimeout * 1000))
         configuration.bodyTimeout = .milliseconds(Int64(bodyTimeout * 1000))
         configuration.modelName = modelName
-        configuration.memoryBudget = model.memoryBudget == nil ? 1 << 30 : model.memoryBudgetBytes
+        configuration.memoryBytes = model.memoryBudget == nil ? nil : model.memoryBudgetBytes
+        configuration.idleRelease = .milliseconds(Int64(idleRelease * 1000))
+        try configuration.checkMemory()
 
         let level = Logger.Level(rawValue: logLevel)!
         LoggingSystem.bootstrap { label in
@@ -112,14 +122,24 @@ struct Serve: ParsableCommand, KernelSelecting {
         let start = ContinuousClock.now
         var settings = try threading.threading(threads: threads)
         settings.maximumConcurrentPasses = configuration.slots
-        let detector = try Detector(model: model.load(residency: .expanded), algorithm: .auto, threading: settings)
+        let detector = try Detector(model: model.load(residency: .expanded), algorithm: .auto, threading: settings,
+                                    memoryLimit: configuration.detectorMemoryBytes)
         // One detection before listening builds the network and its packed weights, so /readyz is true
         // only when the first request will be as fast as the rest.
+        let input = detector.model.description.inputShape
+        let network = try detector.network(width: input.width, height: input.height)
+        let need = network.ownedBytes + (try detector.scratchBytes(width: input.width, height: input.height))
+        guard need <= configuration.detectorMemoryBytes else {
+            throw YOLOError.invalidArgument("--memory-budget \(MemoryBudget.format(configuration.memoryBudget)) leaves the networks "
+                + "\(MemoryBudget.format(configuration.detectorMemoryBytes)) after request bodies and images; the model's \(input.width)x\(input.height) "
+                + "input alone needs \(MemoryBudget.format(need))")
+        }
         _ = try detector.detect(Image(width: 64, height: 48, pixels: [UInt8](repeating: 128, count: 64 * 48 * 3)))
         let loaded = ContinuousClock.now - start
 
         let server = DetectionServer(detector: detector, configuration: configuration, logger: logger)
         let summary = "\(configuration.modelName), \(configuration.slots) slot(s) × \(threads) thread(s), queue \(configuration.queue), "
+            + "memory \(MemoryBudget.format(configuration.memoryBudget)) (networks \(MemoryBudget.format(configuration.detectorMemoryBytes))), "
             + "kernel \(KernelFamily.active.name.rawValue), loaded in \(Int(loaded.milliseconds)) ms"
         let host = configuration.host
         // From here SIGTERM/SIGINT drain the server, which then exits 0 (it writes no files); before, while

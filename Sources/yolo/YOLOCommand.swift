@@ -7,7 +7,7 @@ struct YOLOCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "yolo",
         abstract: "Tiny YOLOv3 object detection on the CPU, in Swift.",
-        subcommands: [Detect.self, Track.self, Serve.self, Eval.self, EvalMOT.self, Convert.self, Compare.self, Bench.self, BenchVideo.self, BenchServe.self, Info.self, Forward.self])
+        subcommands: [Detect.self, Track.self, TrackObject.self, Serve.self, Eval.self, EvalMOT.self, EvalSOT.self, Convert.self, Compare.self, Bench.self, BenchVideo.self, BenchServe.self, Info.self, Forward.self])
 
     /// Parses and runs a subcommand. Every failure — a bad flag or a bad file — is one line on stderr
     /// and exit status 1 (swift-argument-parser's own usage errors would exit with 64).

@@ -20,7 +20,7 @@ import YOLOTestSupport
         #expect(row.contains(digest), "\(name.fileName) has sha256 \(digest), not the one PROVENANCE.md lists")
         let model = try BundledModels.model(name)
         #expect(model.labels.count == 80)
-        #expect(model.preferredScaling == (name == .yolov4Tiny ? .stretch : .scaleFit))
+        #expect(model.preferredScaling == (name == .yolov4Tiny ? .scaleFill : .scaleFit))
     }
 
     /// Every float detection on the four samples has a bundled-model detection of the same class at IoU >= 0.9.

@@ -118,7 +118,7 @@ func parityComparison(ours: [ReferenceEntry.Item], reference: [ReferenceEntry.It
 
 /// Runs the detector on `key`'s image in `scaling` and compares with the reference. A missing image is a
 /// failure: tests of ../shared images are skipped by their trait when ../shared is absent.
-func checkParity(key: String, scaling: DetectionOptions.Scaling?, model: Model? = TinyYOLO.model,
+func checkParity(key: String, scaling: DetectionOptions.Scaling?, resampling: DetectionOptions.Resampling? = nil, model: Model? = TinyYOLO.model,
                  references: ReferenceDetections = .yolov3Tiny, tolerance: (_ png: Bool) -> ParityTolerance) throws {
     try #require(imageAvailable(key), "\(key): no image at \(ReferenceDetections.imagePath(key))")
     let detector = try Detector(model: try #require(model))
@@ -131,6 +131,7 @@ func checkParity(key: String, scaling: DetectionOptions.Scaling?, model: Model? 
     #expect(image.width == reference.width && image.height == reference.height)
     var options = DetectionOptions()
     options.scaling = scaling
+    options.resampling = resampling
     options.confidenceThreshold = reference.conf_thresh
     options.iouThreshold = reference.nms_iou
     let ours = classBoxPairs(try detector.detect(image, options: options), width: image.width, height: image.height)
@@ -159,18 +160,20 @@ struct DetectionParityTests {
         try checkParity(key: key, scaling: .scaleFit, tolerance: DetectionParityTests.letterboxTolerance)
     }
 
-    /// `.scaleFill` against OpenCV's `blobFromImage` stretch. We resize 8-bit pixels bit for bit as OpenCV's
+    /// `.scaleFill` with OpenCV's resampling against OpenCV's `blobFromImage` stretch. We resize 8-bit pixels bit for bit as OpenCV's
     /// INTER_LINEAR does (Image.resizedOpenCVLinear), so the network input is the reference's and the same
     /// tolerances as letterbox apply: PNG 1e-3 / 0.5 px; JPEG 0.02 / 2 px for decoder differences.
     @Test(arguments: ReferenceDetections.yolov3Tiny.keys(mode: "stretch", from: .samples))
     func stretchMatchesOpenCV(key: String) throws {
-        try checkParity(key: key, scaling: .scaleFill, tolerance: DetectionParityTests.letterboxTolerance)
+        try checkParity(key: key, scaling: .scaleFill, resampling: .openCV, tolerance: DetectionParityTests.letterboxTolerance)
     }
 
     /// Both modes on the ../shared images (photos, COCO), as above.
     @Test(.enabled(if: TestPaths.hasShared, "\(Skip.noShared)"),
           arguments: ["letterbox_dn", "stretch"].flatMap { ReferenceDetections.yolov3Tiny.keys(mode: $0, from: .shared) })
     func sharedImagesMatchTheReference(key: String) throws {
-        try checkParity(key: key, scaling: key.contains("/stretch/") ? .scaleFill : .scaleFit, tolerance: DetectionParityTests.letterboxTolerance)
+        let stretch = key.contains("/stretch/")
+        try checkParity(key: key, scaling: stretch ? .scaleFill : .scaleFit, resampling: stretch ? .openCV : .darknet,
+                        tolerance: DetectionParityTests.letterboxTolerance)
     }
 }

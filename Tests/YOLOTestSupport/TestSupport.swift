@@ -16,6 +16,9 @@ package enum TestPaths {
     package static let shared = ProcessInfo.processInfo.environment["SWIFTYOLO_SHARED"]
         ?? URL(fileURLWithPath: root).deletingLastPathComponent().appendingPathComponent("shared").path
     package static var hasShared: Bool { FileManager.default.fileExists(atPath: shared + "/data/reference-outputs/MANIFEST.md") }
+    /// The single-object tracking sequences (Crossing, bag, car1), each `NAME/img/*.jpg` and `NAME/groundtruth.txt`.
+    package static let trackingData = shared + "/data/tracking"
+    package static var hasTrackingData: Bool { FileManager.default.fileExists(atPath: trackingData + "/car1/groundtruth.txt") }
 
     package static let cfg = root + "/Weights/yolov3-tiny.cfg"
     package static let weights = root + "/Weights/yolov3-tiny.weights"
@@ -61,6 +64,7 @@ package enum TemporaryFolders {
 package enum Skip {
     package static let noWeights = "Weights/yolov3-tiny.weights is absent: run `make weights` (Weights/fetch.sh)"
     package static let noShared = "../shared (the workplace's reference data) is absent (or set SWIFTYOLO_SHARED)"
+    package static let noTrackingData = "../shared/data/tracking (the single-object sequences) is absent (or set SWIFTYOLO_SHARED)"
     package static let noV4Weights = "Weights/yolov4-tiny.weights is absent: run `make weights` (Weights/fetch.sh)"
 }
 

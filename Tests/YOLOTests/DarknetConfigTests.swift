@@ -28,9 +28,9 @@ func expectConfigError(line: Int, containing fragment: String, _ body: () throws
         let nms = plain.replacingOccurrences(of: "random=1", with: "random=1\nnms_kind=greedynms")
         #expect(scaled != plain && nms != plain)
         #expect(try parse(plain).preferredScaling == .scaleFit)
-        #expect(try parse(scaled).preferredScaling == .stretch)
-        #expect(try parse(nms).preferredScaling == .stretch)
-        #expect(try parse(net("letter_box=0")).preferredScaling == .stretch)
+        #expect(try parse(scaled).preferredScaling == .scaleFill)
+        #expect(try parse(nms).preferredScaling == .scaleFill)
+        #expect(try parse(net("letter_box=0")).preferredScaling == .scaleFill)
         #expect(try parse(net("letter_box=1", scaled)).preferredScaling == .scaleFit)
         expectConfigError(line: 8, containing: "'letter_box' must be an integer") { _ = try parse(net("letter_box=yes")) }
     }

@@ -116,11 +116,12 @@ func expectClose(_ a: Rect, _ b: Rect, _ tolerance: Double, _ comment: String, s
         let truth = Rect(x1: Double(marker.0) / Double(image.width), y1: Double(marker.1) / Double(image.height),
                          x2: Double(marker.2 + 1) / Double(image.width), y2: Double(marker.3 + 1) / Double(image.height))
         for scaling in scalings {
+          for resampling in DetectionOptions.Resampling.allCases {
             for roi in [Rect.unit, Rect(x: 0.1, y: 0.05, width: 0.85, height: 0.9)] {
                 for (nw, nh) in [(416, 416), (256, 160)] {
                     let crop = try Geometry.region(of: roi, width: image.width, height: image.height)
                     let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: scaling,
-                                             networkWidth: nw, networkHeight: nh)
+                                             resampling: resampling, networkWidth: nw, networkHeight: nh)
                     var input = [Float](repeating: 0, count: 3 * nw * nh)
                     input.withUnsafeMutableBufferPointer { Geometry.makeInput(image, plan: plan, into: $0.baseAddress!) }
                     let bytes = input[0..<(nw * nh)].map { $0 > 0.75 ? UInt8(255) : 0 }
@@ -141,10 +142,11 @@ func expectClose(_ a: Rect, _ b: Rect, _ tolerance: Double, _ comment: String, s
                                            x2: min(truth.maxX, source.maxX), y2: min(truth.maxY, source.maxY))
                         expectClose(mapped, visible, tolerance, "orientation \(orientation) \(scaling) \(roi) \(nw)x\(nh)")
                     } else {
-                        expectClose(mapped, truth, tolerance, "orientation \(orientation) \(scaling) \(roi) \(nw)x\(nh)")
+                        expectClose(mapped, truth, tolerance, "orientation \(orientation) \(scaling) \(resampling) \(roi) \(nw)x\(nh)")
                     }
                 }
             }
+          }
         }
     }
 }

@@ -204,17 +204,21 @@ func loadError(_ bytes: [UInt8], residency: WeightResidency = .codes) -> String?
         }
     }
 
-    /// 1.1 records the preferred scaling; a 1.0 file has none and gets the one its layers imply.
+    /// 1.1 records the preferred scaling and resampling; a 1.0 file has none and gets the ones its layers imply.
     @Test func preferredScalingRoundTripsAndOlderFilesInferIt() throws {
         var model = try makeTestModel()
-        #expect(model.preferredScaling == .scaleFit)
+        #expect(model.preferredScaling == .scaleFit && model.preferredResampling == .darknet)
         for scaling in DetectionOptions.Scaling.allCases {
+          for resampling in DetectionOptions.Resampling.allCases {
             model.preferredScaling = scaling
+            model.preferredResampling = resampling
             let path = TestPaths.temporaryFolder() + "/scaling.yolo"
             try ModelFile.write(model, to: path)
-            #expect(try Model(contentsOf: path).preferredScaling == scaling)
+            let loaded = try Model(contentsOf: path)
+            #expect(loaded.preferredScaling == scaling && loaded.preferredResampling == resampling)
             try ModelFile.encode(model, note: "", minor: 0).write(to: URL(fileURLWithPath: path))
             #expect(try Model(contentsOf: path).preferredScaling == .scaleFit, "a 1.0 file of pjreddie-style layers")
+          }
         }
     }
 

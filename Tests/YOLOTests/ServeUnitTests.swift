@@ -56,6 +56,34 @@ struct ServeUnitTests {
         #expect(order.withLock { $0 } == [1, 2, 3, 4])
     }
 
+    /// The memory budget is split into bodies, one image per slot and the detector's part; a budget that
+    /// leaves the detector nothing is refused with each part named.
+    @Test func memoryBudgetParts() throws {
+        var configuration = ServeConfiguration()
+        configuration.slots = 2
+        configuration.queue = 8
+        configuration.maxBodyBytes = 20 << 20
+        configuration.maxImageBytes = 256 << 20
+        #expect(configuration.uploadBudgetBytes == 200 << 20)
+        #expect(configuration.memoryBudget == (200 << 20) + (512 << 20) + ServeConfiguration.defaultDetectorMemory)
+        #expect(configuration.detectorMemoryBytes == ServeConfiguration.defaultDetectorMemory)
+        try configuration.checkMemory()
+        configuration.memoryBytes = 1 << 30
+        #expect(configuration.detectorMemoryBytes == (1 << 30) - (712 << 20))
+        configuration.memoryBytes = 700 << 20
+        #expect(throws: YOLOError.self) { try configuration.checkMemory() }
+    }
+
+    /// `quietFor` is nil while a request is admitted and counts from when the last one left.
+    @Test func admissionTellsHowLongItWasQuiet() throws {
+        let admission = Admission(slots: 1, queue: 1)
+        try admission.enter()
+        #expect(admission.quietFor == nil)
+        admission.leave()
+        let quiet = try #require(admission.quietFor)
+        #expect(quiet >= .zero && quiet < .seconds(5))
+    }
+
     @Test func multipartForm() throws {
         #expect(MultipartForm.boundary(inContentType: "multipart/form-data; boundary=abc") == "abc")
         #expect(MultipartForm.boundary(inContentType: "multipart/form-data; charset=utf-8; boundary=\"a b\"") == "a b")
@@ -87,11 +115,9 @@ struct ServeUnitTests {
         var bomb = Data()
         for _ in 0..<100_000 { bomb += field }
         bomb += Data("--b--\r\n".utf8)
-        let start = ContinuousClock.now
         #expect(throws: MultipartForm.Failure.overLimit("the form has more than 16 parts (the limit)")) {
             try MultipartForm(body: bomb, boundary: "b")
         }
-        #expect(ContinuousClock.now - start < .milliseconds(100))
         var limits = MultipartForm.Limits()
         limits.parts = 100_000
         #expect(try MultipartForm(body: bomb, boundary: "b", limits: limits).parts.count == 100_000)
@@ -112,29 +138,19 @@ struct ServeUnitTests {
         }
     }
 
-    /// Time linear in the body: an image part made of near-delimiters (CR LF - - and the boundary's first
-    /// bytes, where each candidate is compared) takes about four times as long at four times the size.
-    @Test func multipartFormParsesInLinearTime() throws {
+    /// An image part made of near-delimiters (CR LF - - and the boundary's first bytes, where each candidate
+    /// is compared) comes back whole. Its time, linear in the body, is measured where timings belong:
+    /// scripts/serve-attack.py's multipart attack (`make serve-load`), not in a unit test.
+    @Test func multipartFormReadsNearDelimitersAsData() throws {
         let boundary = "yolo-boundary-0123456789"
-        func body(_ megabytes: Int) -> Data {
-            var part = Data()
-            let near = Data("\r\n--yolo-boundary-01234".utf8)
-            while part.count < megabytes << 20 { part += near }
-            return Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"image\"\r\n\r\n".utf8) + part
-                + Data("\r\n--\(boundary)--\r\n".utf8)
-        }
-        func time(_ data: Data) throws -> Duration {
-            var best = Duration.seconds(1000)
-            for _ in 0..<3 {
-                let start = ContinuousClock.now
-                _ = try MultipartForm(body: data, boundary: boundary)
-                best = min(best, ContinuousClock.now - start)
-            }
-            return best
-        }
-        let (small, large) = (try time(body(2)), try time(body(8)))
-        #expect(large < small * 8 + .milliseconds(10), "2 MB: \(small), 8 MB: \(large)")
-        #expect(large < .seconds(1), "8 MB of near-delimiters: \(large)")
+        var part = Data()
+        let near = Data("\r\n--yolo-boundary-01234".utf8)
+        while part.count < 1 << 20 { part += near }
+        let body = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"image\"\r\n\r\n".utf8) + part
+            + Data("\r\n--\(boundary)--\r\n".utf8)
+        let form = try MultipartForm(body: body, boundary: boundary)
+        #expect(form.parts.count == 1)
+        #expect(form.parts.first?.data == part)
     }
 
     @Test func uploadBudgetHoldsWhatArrived() {

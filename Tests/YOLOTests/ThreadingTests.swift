@@ -4,7 +4,7 @@ import Testing
 @_spi(Engine) @testable import YOLO
 import YOLOTestSupport
 
-/// `Threading`'s settings and defaults, `CPUBudget`'s reading of the machine, and the detector's pass gate.
+/// `Threading`'s settings and defaults and `CPUBudget`'s reading of the machine.
 @Suite struct ThreadingTests {
     /// A fake file system: path → contents.
     static func files(_ table: [String: String]) -> (String) -> String? { { table[$0] } }
@@ -59,21 +59,5 @@ import YOLOTestSupport
         #expect(Threading.parseCPUList("0-3,8") == [0, 1, 2, 3, 8])
         #expect(Threading.parseCPUList("3-1") == nil && Threading.parseCPUList("a") == nil && Threading.parseCPUList("") == nil)
         #expect(Threading.describe([0, 1, 2, 3, 8, 10, 11]) == "0-3,8,10-11")
-    }
-
-    /// At most `limit` threads are inside the gate at once; the others wait and all get through.
-    @Test func passGateAdmitsAtMostItsLimit() {
-        let gate = PassGate(limit: 2)
-        let inside = Atomic<Int>(0), most = Atomic<Int>(0), done = Atomic<Int>(0)
-        DispatchQueue.concurrentPerform(iterations: 8) { _ in
-            gate.enter()
-            most.max(inside.add(1, ordering: .relaxed).newValue, ordering: .relaxed)
-            usleep(2_000)
-            inside.subtract(1, ordering: .relaxed)
-            gate.leave()
-            done.add(1, ordering: .relaxed)
-        }
-        #expect(most.load(ordering: .relaxed) <= 2)
-        #expect(done.load(ordering: .relaxed) == 8)
     }
 }

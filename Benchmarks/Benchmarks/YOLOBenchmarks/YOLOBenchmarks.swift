@@ -5,7 +5,7 @@ import Foundation
 // Suites: the whole forward pass per algorithm and thread count (float, and the default lut8 model in
 // both weight residencies), the 13 convolution products of yolov3-tiny at 416x416 on the im2col path
 // (the engine's GEMM, whichever it compiled in, and OpenBLAS's sgemm), decode + letterbox of a
-// 4000x3000 JPEG (full decode and DCT-scaled), and NMS over many candidates.
+// 4000x3000 JPEG (full decode and DCT-scaled), NMS over many candidates, ByteTrack, and ten object trackers.
 // `make bench` builds with the Makefile's CPU flags, so the engine's own GEMM kernel is measured where
 // the CPU has AVX-512; the first line printed names the GEMM in use.
 
@@ -24,6 +24,7 @@ let benchmarks: @Sendable () -> Void = {
     imageBenchmarks()
     nmsBenchmarks()
     trackerBenchmarks()
+    objectTrackerBenchmarks()
 }
 
 /// A fixed pseudo-random input in [0, 1].
@@ -153,7 +154,7 @@ func imageBenchmarks() {
         return
     }
     let plan = Geometry.plan(imageWidth: width, imageHeight: height, crop: PixelRegion(x: 0, y: 0, width: width, height: height),
-                             scaling: .scaleFit, networkWidth: 416, networkHeight: 416)
+                             scaling: .scaleFit, resampling: .darknet, networkWidth: 416, networkHeight: 416)
     let scaled = ImageDecodingOptions(minimumSize: (416, 416))
     for (name, options) in [("full decode", ImageDecodingOptions()), ("DCT-scaled decode", scaled)] {
         Benchmark("jpeg 4000x3000 \(name) + letterbox 416",
@@ -165,7 +166,7 @@ func imageBenchmarks() {
                 let plan = image.width == width ? plan
                     : Geometry.plan(imageWidth: image.width, imageHeight: image.height,
                                     crop: PixelRegion(x: 0, y: 0, width: image.width, height: image.height),
-                                    scaling: .scaleFit, networkWidth: 416, networkHeight: 416)
+                                    scaling: .scaleFit, resampling: .darknet, networkWidth: 416, networkHeight: 416)
                 input.withUnsafeMutableBufferPointer { Geometry.makeInput(image, plan: plan, into: $0.baseAddress!) }
             }
         }

@@ -2,21 +2,27 @@
 ///
 /// Names follow Apple's Vision where they fit (`VNImageCropAndScaleOption`, `regionOfInterest`).
 public struct DetectionOptions: Sendable, Equatable {
-    /// How the region of interest is fitted into the network input.
+    /// How the region of interest is fitted into the network input (Vision's `VNImageCropAndScaleOption`).
     public enum Scaling: String, Sendable, CaseIterable {
-        /// Letterbox: keep the aspect ratio, pad with 0.5 gray. Pixel-for-pixel what `darknet detect`
-        /// feeds the network (darknet's bilinear resize, integer offsets), and what pjreddie's models
+        /// Letterbox: keep the aspect ratio, pad with 0.5 gray (integer offsets). With darknet's resampler,
+        /// pixel for pixel what pjreddie's `darknet detect` feeds the network, and what its models
         /// (yolov3-tiny) expect.
         case scaleFit
-        /// Stretch to the network input, ignoring the aspect ratio (resampled like OpenCV's `INTER_LINEAR`,
-        /// so the input equals `cv2.dnn.blobFromImage`'s).
+        /// Stretch to the network input, ignoring the aspect ratio. With darknet's resampler, pixel for
+        /// pixel what AlexeyAB's `darknet detector test` feeds the network, and what models trained there
+        /// (yolov4-tiny) expect; with OpenCV's, what `cv2.dnn.blobFromImage` gives.
         case scaleFill
-        /// Stretch to the network input, ignoring the aspect ratio, with darknet's own bilinear resize:
-        /// pixel for pixel what AlexeyAB's `darknet detector test` feeds the network, and what models
-        /// trained there (yolov4-tiny) expect.
-        case stretch
         /// Scale so the shorter side fits and crop the centre to the network's aspect ratio.
         case centerCrop
+    }
+
+    /// How pixels are resampled to the network input's size (both bilinear; they differ in where they sample
+    /// and how they round).
+    public enum Resampling: String, Sendable, CaseIterable {
+        /// darknet's `resize_image` on float pixels, what darknet models saw in training and at test time.
+        case darknet
+        /// OpenCV's `INTER_LINEAR` on 8-bit pixels (`cv.resize`, `cv2.dnn.blobFromImage`).
+        case openCV
     }
 
     /// The network input size for a call.
@@ -39,9 +45,12 @@ public struct DetectionOptions: Sendable, Equatable {
     }
 
     /// How the region of interest is fitted into the network input; nil (the default) uses the model's own
-    /// preference (`Model.preferredScaling`: `.stretch` for AlexeyAB's models such as yolov4-tiny,
+    /// preference (`Model.preferredScaling`: `.scaleFill` for AlexeyAB's models such as yolov4-tiny,
     /// letterbox `.scaleFit` for pjreddie's such as yolov3-tiny).
     public var scaling: Scaling? = nil
+    /// How pixels are resampled; nil (the default) uses the model's own preference
+    /// (`Model.preferredResampling`: `.darknet` for darknet models).
+    public var resampling: Resampling? = nil
     /// Normalized rectangle of the upright image that is fed to the network (default: all of it).
     /// Boxes still come back normalized to the full image.
     public var regionOfInterest: Rect = .unit

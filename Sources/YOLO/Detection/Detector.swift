@@ -27,41 +27,21 @@ public final class Detector: Sendable {
     public let threads: Int
     /// The detector's worker threads, shared by its concurrent calls.
     private let workers: WorkerPool
-    /// Admits at most `threading.maximumConcurrentPasses` calls to their forward pass at once.
-    private let gate: PassGate
+    /// Built networks and the calls' scratch memory, with their bounds.
+    private let memory: DetectorMemory
 
     /// How many networks (one per input size) stay built; the least recently used goes first.
-    /// Each holds its own packed weights (about 35 MB for yolov3-tiny with `.auto`), and its idle scratch
-    /// memory goes with it.
-    public let maximumCachedNetworks: Int
+    /// Each holds its own packed weights (`Network.ownedBytes`, about 35 MB for yolov3-tiny with `.auto`),
+    /// and its idle scratch memory goes with it.
+    public var maximumCachedNetworks: Int { memory.maximumNetworks }
 
-    /// Networks by input size, built on first use, most recently used last.
-    private let networks = Locked<NetworkCache>(NetworkCache())
-    /// Idle scratch memory by input size.
-    private let pool = Locked<[Size: [Scratch]]>([:])
+    /// The most bytes the detector holds at once beyond its model: its built networks' own memory and every
+    /// call's scratch memory (nil: no limit but `maximumCachedNetworks` and
+    /// `Threading.maximumConcurrentPasses`). See `init(model:algorithm:threading:maximumCachedNetworks:memoryLimit:)`.
+    public var memoryLimit: Int? { memory.byteLimit }
 
-    private struct NetworkCache {
-        var entries: [Size: Network] = [:]
-        var order: [Size] = []
-
-        mutating func touch(_ key: Size) {
-            order.removeAll { $0 == key }
-            order.append(key)
-        }
-    }
-
-    private struct Size: Hashable { var width: Int; var height: Int }
-
-    /// A workspace and an input buffer for one network, used by one call at a time.
-    private final class Scratch: @unchecked Sendable {
-        let workspace: Workspace
-        let input: UnsafeMutablePointer<Float>
-        init(network: Network, pool: WorkerPool) {
-            workspace = Workspace(for: network, pool: pool, keeping: Set(network.headIndices))
-            input = .allocate(capacity: network.inputShape.count)
-        }
-        deinit { input.deallocate() }
-    }
+    /// Bytes the detector holds now beyond its model: built networks and scratch memory, idle or in use.
+    public var heldMemory: Int { memory.heldBytes }
 
     /// A detector for `model`. Networks are built lazily, one per input size, on the first call that needs it.
     ///
@@ -72,10 +52,19 @@ public final class Detector: Sendable {
     ///   physical core this process may use, see `Threading`).
     /// - Parameter maximumCachedNetworks: input sizes whose networks stay built (default 4; at least 1). With
     ///   `.automatic` input sizes every new aspect ratio builds a network: this bounds the memory they hold.
-    /// - Throws: `YOLOError.invalidArgument` for a `threading` setting out of range (a negative thread count).
+    /// - Parameter memoryLimit: the most bytes the detector holds at once beyond its model: its networks' own
+    ///   memory (packed weights) and the scratch memory of its calls, idle or running (`heldMemory`). A call
+    ///   that needs more first frees idle scratch and networks no call is using, least recently used first,
+    ///   then waits for running calls to finish; a call whose network and scratch alone exceed the limit
+    ///   throws. nil (the default): no limit in bytes.
+    /// - Throws: `YOLOError.invalidArgument` for a `threading` setting out of range (a negative thread count)
+    ///   or a memory limit that is not positive.
     public init(model: Model, algorithm: ConvolutionAlgorithm = .auto, threading: Threading = Threading(),
-                maximumCachedNetworks: Int = 4) throws {
+                maximumCachedNetworks: Int = 4, memoryLimit: Int? = nil) throws {
         try threading.validate()
+        if let memoryLimit, memoryLimit <= 0 {
+            throw YOLOError.invalidArgument("memory limit must be positive, got \(memoryLimit)")
+        }
         guard !model.description.heads.isEmpty else {
             throw YOLOError.invalidConfig(path: model.description.path, line: 1, message: "the model has no [yolo] layer to detect with")
         }
@@ -89,8 +78,8 @@ public final class Detector: Sendable {
         self.threading = threading
         self.threads = max(1, threading.resolvedThreads)
         self.workers = WorkerPool(threading)
-        self.gate = PassGate(limit: threading.resolvedConcurrentPasses)
-        self.maximumCachedNetworks = max(1, maximumCachedNetworks)
+        self.memory = DetectorMemory(passLimit: threading.resolvedConcurrentPasses, byteLimit: memoryLimit,
+                                     maximumNetworks: maximumCachedNetworks)
         BLAS.stopStartupThreads()
     }
 
@@ -98,8 +87,13 @@ public final class Detector: Sendable {
     /// Calls running now keep what they use until they return. Then asks the C allocator to give free
     /// memory back to the system (glibc's `malloc_trim`), so the process's resident size really drops.
     public func releaseCaches() {
-        networks.withLock { $0 = NetworkCache() }
-        pool.withLock { $0 = [:] }
+        releaseCaches(keepingInputSizes: [])
+    }
+
+    /// `releaseCaches()`, except that the networks for the `keepingInputSizes` stay built (their idle
+    /// scratch memory goes too): e.g. a service that goes idle keeps the size most requests use.
+    public func releaseCaches(keepingInputSizes sizes: [(width: Int, height: Int)]) {
+        memory.release(keeping: Set(sizes.map { DetectorMemory.Size(width: $0.width, height: $0.height) }))
         Self.returnFreeMemory()
     }
 
@@ -113,7 +107,7 @@ public final class Detector: Sendable {
 
     /// Input sizes with a built network, least recently used first.
     public var cachedInputSizes: [(width: Int, height: Int)] {
-        networks.withLock { $0.order.map { ($0.width, $0.height) } }
+        memory.cachedSizes.map { ($0.width, $0.height) }
     }
 
     /// Loads a darknet model (`.cfg`, `.weights`, names file).
@@ -144,31 +138,12 @@ public final class Detector: Sendable {
 
     /// The network for a `width × height` input (built once, then cached), if it fits `memoryBudget`.
     @_spi(Engine) public func network(width: Int, height: Int, memoryBudget: Int = MemoryBudget.defaultBytes) throws -> Network {
-        let key = Size(width: width, height: height)
-        let cached: Network? = networks.withLock { cache in
-            guard let network = cache.entries[key] else { return nil }
-            cache.touch(key)
-            return network
-        }
-        if let cached { return cached }
+        if let cached = memory.network(DetectorMemory.Size(width: width, height: height)) { return cached }
         let network = try workers.withCurrent {
             try Network(model: model, width: width, height: height, algorithm: algorithm, memoryBudget: memoryBudget,
                         threads: threads)
         }
-        var evicted: [Size] = []
-        let result = networks.withLock { cache in
-            cache.touch(key)
-            if let existing = cache.entries[key] { return existing }
-            cache.entries[key] = network
-            while cache.order.count > maximumCachedNetworks {
-                let oldest = cache.order.removeFirst()
-                cache.entries[oldest] = nil
-                evicted.append(oldest)
-            }
-            return network
-        }
-        if !evicted.isEmpty { pool.withLock { for size in evicted { $0[size] = nil } } }
-        return result
+        return memory.insert(network)
     }
 
     /// Detects objects in `image` (upright pixels). Boxes are normalized to the full image.
@@ -192,14 +167,12 @@ public final class Detector: Sendable {
         let allowed = try checked(options, estimatingMemory: false)
         let crop = try Geometry.region(of: options.regionOfInterest, width: image.width, height: image.height)
         let size = try networkSize(for: options, regionWidth: crop.width, regionHeight: crop.height)
-        let network = try network(width: size.width, height: size.height, memoryBudget: options.memoryBudget)
-        let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop,
-                                 scaling: options.scaling ?? model.description.preferredScaling,
-                                 networkWidth: size.width, networkHeight: size.height)
-        gate.enter()
-        defer { gate.leave() }
-        let scratch = borrowScratch(for: network)
-        defer { returnScratch(scratch, for: network) }
+        let built = try network(width: size.width, height: size.height, memoryBudget: options.memoryBudget)
+        let (scaling, resampling) = model.description.fitting(options)
+        let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: scaling,
+                                 resampling: resampling, networkWidth: size.width, networkHeight: size.height)
+        let (network, scratch) = try memory.borrow(for: built, pool: workers)
+        defer { memory.giveBack(scratch, for: network) }
         Geometry.makeInput(image, plan: plan, channels: network.inputShape.channels, into: scratch.input)
         lap(.preprocess)
         network.forward(scratch.input, workspace: scratch.workspace)
@@ -292,7 +265,7 @@ public final class Detector: Sendable {
         let size = try networkSize(for: options, regionWidth: 1, regionHeight: 1)
         // An automatic size depends on the image's aspect ratio: its budget is checked when its network is built.
         let automatic = if case .automatic = options.inputSize { true } else { false }
-        if estimatingMemory, !automatic, networks.withLock({ $0.entries[Size(width: size.width, height: size.height)] }) == nil {
+        if estimatingMemory, !automatic, memory.network(DetectorMemory.Size(width: size.width, height: size.height)) == nil {
             _ = try Network.checkMemory(model.description, width: size.width, height: size.height, budget: options.memoryBudget,
                                         threads: threads)
         }
@@ -336,81 +309,11 @@ public final class Detector: Sendable {
         return result
     }
 
-    /// An idle scratch for `network`'s size, or a new one. Called inside the gate: with the ones in use, at most
-    /// `gate.limit` scratches exist, since an idle one of another size is dropped before a new one is made.
-    private func borrowScratch(for network: Network) -> Scratch {
-        let key = Size(width: network.inputShape.width, height: network.inputShape.height)
-        let reused: Scratch? = pool.withLock { pool in
-            if let scratch = pool[key]?.popLast() { return scratch }
-            let idle = pool.values.reduce(0) { $0 + $1.count }
-            if idle > 0 && idle + gate.running > gate.limit, let other = pool.first(where: { !$0.value.isEmpty })?.key {
-                pool[other]?.removeLast()
-            }
-            return nil
-        }
-        if let reused, reused.workspace.isBuilt(for: network) { return reused }
-        return Scratch(network: network, pool: workers)
-    }
-
-    /// Keeps `scratch` for the next call at its size, unless that size's network has been evicted meanwhile
-    /// (its memory is then simply freed).
-    private func returnScratch(_ scratch: Scratch, for network: Network) {
-        let key = Size(width: network.inputShape.width, height: network.inputShape.height)
-        let current = networks.withLock { $0.entries[key]?.identity == network.identity }
-        guard current else { return }
-        pool.withLock { pool in
-            if pool.values.reduce(0, { $0 + $1.count }) < gate.limit { pool[key, default: []].append(scratch) }
-        }
-    }
-
     /// Bytes of one call's scratch memory at `width × height` (the workspace and the input), the unit of the
-    /// detector's memory cap: at most `threading.maximumConcurrentPasses` of them exist at once.
+    /// detector's memory cap: at most `threading.maximumConcurrentPasses` of them exist at once. Builds the
+    /// network for that size if needed; allocates no scratch.
     public func scratchBytes(width: Int, height: Int) throws -> Int {
-        let network = try network(width: width, height: height)
-        return (Workspace(for: network, pool: workers, keeping: Set(network.headIndices)).arenaCount
-                + network.inputShape.count) * MemoryLayout<Float>.stride
-    }
-}
-
-/// A counting gate: at most `limit` threads between `enter()` and `leave()`; the others wait in `enter()`.
-final class PassGate: @unchecked Sendable {
-    let limit: Int
-    private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let free = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private nonisolated(unsafe) var inside = 0
-
-    init(limit: Int) {
-        self.limit = max(1, limit)
-        pthread_mutex_init(lock, nil)
-        pthread_cond_init(free, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(free)
-        pthread_mutex_destroy(lock)
-        free.deallocate()
-        lock.deallocate()
-    }
-
-    /// Threads inside now.
-    var running: Int {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
-        return inside
-    }
-
-    func enter() {
-        pthread_mutex_lock(lock)
-        while inside >= limit { pthread_cond_wait(free, lock) }
-        inside += 1
-        pthread_mutex_unlock(lock)
-    }
-
-    func leave() {
-        pthread_mutex_lock(lock)
-        inside -= 1
-        pthread_cond_signal(free)
-        pthread_mutex_unlock(lock)
+        DetectorMemory.scratchBytes(try network(width: width, height: height))
     }
 }
 

@@ -93,7 +93,8 @@ import Foundation
     /// Plans how `crop` (pixels of a `imageWidth × imageHeight` image) becomes a
     /// `networkWidth × networkHeight` input under `scaling`, and the inverse transform.
     public static func plan(imageWidth: Int, imageHeight: Int, crop: PixelRegion, scaling: DetectionOptions.Scaling,
-                            networkWidth nw: Int, networkHeight nh: Int) -> InputPlan {
+                            resampling: DetectionOptions.Resampling = .darknet, networkWidth nw: Int, networkHeight nh: Int) -> InputPlan {
+        let kernel: ResampleKernel = resampling == .darknet ? .darknet : .openCVLinear
         let (W, H) = (Double(imageWidth), Double(imageHeight))
         let (cw, ch) = (crop.width, crop.height)
         switch scaling {
@@ -112,14 +113,13 @@ import Foundation
                 scaleX: sx, offsetX: Double(crop.x) / W - Double(nw - newW) / 2 / Double(nw) * sx,
                 scaleY: sy, offsetY: Double(crop.y) / H - Double(nh - newH) / 2 / Double(nh) * sy)
             return InputPlan(networkWidth: nw, networkHeight: nh, source: crop, resizedWidth: newW, resizedHeight: newH,
-                             placeX: (nw - newW) / 2, placeY: (nh - newH) / 2, kernel: .darknet, inverse: inverse)
-        case .scaleFill, .stretch:
-            // The whole crop to the network size, no offsets to undo: OpenCV's INTER_LINEAR (blobFromImage)
-            // or darknet's resize_image (AlexeyAB's detector test).
+                             placeX: (nw - newW) / 2, placeY: (nh - newH) / 2, kernel: kernel, inverse: inverse)
+        case .scaleFill:
+            // The whole crop to the network size, no offsets to undo.
             let inverse = BoxTransform(scaleX: Double(cw) / W, offsetX: Double(crop.x) / W,
                                        scaleY: Double(ch) / H, offsetY: Double(crop.y) / H)
             return InputPlan(networkWidth: nw, networkHeight: nh, source: crop, resizedWidth: nw, resizedHeight: nh,
-                             placeX: 0, placeY: 0, kernel: scaling == .stretch ? .darknet : .openCVLinear, inverse: inverse)
+                             placeX: 0, placeY: 0, kernel: kernel, inverse: inverse)
         case .centerCrop:
             var source = crop
             if cw * nh > ch * nw {  // wider than the network: keep the full height
@@ -132,7 +132,7 @@ import Foundation
             let inverse = BoxTransform(scaleX: Double(source.width) / W, offsetX: Double(source.x) / W,
                                        scaleY: Double(source.height) / H, offsetY: Double(source.y) / H)
             return InputPlan(networkWidth: nw, networkHeight: nh, source: source, resizedWidth: nw, resizedHeight: nh,
-                             placeX: 0, placeY: 0, kernel: .openCVLinear, inverse: inverse)
+                             placeX: 0, placeY: 0, kernel: kernel, inverse: inverse)
         }
     }
 

@@ -116,6 +116,8 @@ import Foundation
         scratch + columnsScratch + worker * gemmScratch
     }
 
+    public var ownedBytes: Int { (packed?.byteCount ?? 0) + (winograd?.ownedBytes ?? 0) }
+
     public var algorithm: String {
         if let winograd { return "winograd F(\(winograd.transform.m),3)" }
         return isPointwise ? "1x1 gemm" : "im2col+gemm"

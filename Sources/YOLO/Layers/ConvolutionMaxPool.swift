@@ -24,6 +24,7 @@
     public var outputShape: Shape { pool.outputShape }
     public var scratchCount: Int { direct.scratchPerWorker * convolution.maxThreads }
     public var algorithm: String { "direct 3x3 conv + max, fused" }
+    public var ownedBytes: Int { convolution.ownedBytes + direct.ownedBytes }
 
     /// A fused layer for `pool` reading `convolution` (layer `convolutionIndex`), or nil when the pair
     /// does not qualify: see `qualifies`.

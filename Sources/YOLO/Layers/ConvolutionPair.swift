@@ -23,6 +23,7 @@
     public var outputShape: Shape { second.outputShape }
     public var scratchCount: Int { max(second.scratchCount, perWorker * second.maxThreads) }
     public var algorithm: String { "im2col+gemm, layer \(firstIndex) made by bands" }
+    public var ownedBytes: Int { first.ownedBytes + second.ownedBytes }
 
     /// Output rows of the second convolution per band: its own band height on the banded path.
     /// (yolov4-tiny's layer 1: 2 rows; larger bands are slower there.)

@@ -30,6 +30,9 @@ struct DirectConvolution: Sendable {
     /// `inChannels · 9` tap offsets into `P`.
     let offsets: SharedBuffer<Int>
 
+    /// Bytes of the repacked filters and the tap table.
+    var ownedBytes: Int { weights.byteCount + offsets.count * MemoryLayout<Int>.stride }
+
     /// Scratch bytes one worker's `P` and `O` may take together (most of a 1 MB L2).
     static let bandBytes = 512 * 1024
 

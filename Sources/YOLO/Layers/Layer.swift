@@ -32,12 +32,16 @@
     var scratchCount: Int { get }
     /// How the layer computes, e.g. `im2col+gemm`, `1x1 gemm`, `direct`.
     var algorithm: String { get }
+    /// Bytes the layer allocated for itself when it was built (packed or transformed weights, index
+    /// tables), not counting the model's weights it shares: what its network costs beyond the model.
+    var ownedBytes: Int { get }
     /// Computes the output from the inputs. Must not allocate.
     func forward(_ io: LayerIO)
 }
 
 extension Layer {
     public var scratchCount: Int { 0 }
+    public var ownedBytes: Int { 0 }
 }
 
 /// `count` floats rounded up to whole 64-byte lines (16 floats), so that scratch parts laid end to end stay

@@ -226,6 +226,12 @@ struct WinogradPlan: Sendable {
     /// Scratch floats: the padded input, one transform buffer per worker, then one block's worth of
     /// V and M per worker (one block in all when there is only one, or when blocks run one after
     /// another: `rowVectorized`).
+    /// Bytes of the transformed filters and the tile table, made for this layer at this size.
+    var ownedBytes: Int {
+        (u?.byteCount ?? 0) + (uBlocks.map { $0.count * MemoryLayout<Float>.stride } ?? 0)
+            + (tileOffsets.map { $0.count * MemoryLayout<Int>.stride } ?? 0)
+    }
+
     var scratchCount: Int {
         paddedInputCount + transformBufferCount * maxWorkers
             + blockScratch * (blocks == 1 || (rowVectorized && !dealsBlocks) || transposed ? 1 : maxWorkers)

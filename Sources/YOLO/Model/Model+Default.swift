@@ -6,7 +6,7 @@ import Foundation
 /// `Weights/`, and the `YOLOModels` product bundles them for packages that depend on SwiftYOLO.
 public enum ModelName: String, Sendable, CaseIterable {
     /// AlexeyAB's yolov4-tiny (COCO, 80 classes, 416×416): the default. About twice yolov3-tiny's mAP
-    /// for 25 % more work; expects darknet's stretch (`DetectionOptions.Scaling.stretch`).
+    /// for 25 % more work; expects darknet's stretch (`DetectionOptions.Scaling.scaleFill` with darknet's resampling).
     case yolov4Tiny = "yolov4-tiny"
     /// pjreddie's yolov3-tiny (COCO, 80 classes, 416×416); expects darknet's letterbox (`.scaleFit`).
     case yolov3Tiny = "yolov3-tiny"

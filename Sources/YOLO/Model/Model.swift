@@ -53,11 +53,18 @@ public struct Model: Sendable {
 
     /// The input width, in pixels, the model's cfg names (416 for yolov3-tiny); `DetectionOptions.InputSize.model`.
     /// How images are fitted into the input when a request does not say (`DetectionOptions.scaling` nil):
-    /// `.stretch` for models from AlexeyAB's darknet (yolov4-tiny), letterbox `.scaleFit` for pjreddie's
+    /// `.scaleFill` for models from AlexeyAB's darknet (yolov4-tiny), letterbox `.scaleFit` for pjreddie's
     /// (yolov3-tiny), or what the cfg's `[net] letter_box` says. Stored in converted model files.
     public var preferredScaling: DetectionOptions.Scaling {
         get { description.preferredScaling }
         set { description.preferredScaling = newValue }
+    }
+
+    /// How pixels are resampled when a request does not say (`DetectionOptions.resampling` nil): `.darknet`
+    /// for darknet models. Stored in converted model files with the scaling.
+    public var preferredResampling: DetectionOptions.Resampling {
+        get { description.preferredResampling }
+        set { description.preferredResampling = newValue }
     }
 
     public var inputWidth: Int { description.inputShape.width }

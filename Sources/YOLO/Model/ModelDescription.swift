@@ -9,6 +9,9 @@
     /// How images are fitted into the input when a request does not say (`DetectionOptions.scaling` nil):
     /// what the darknet the model comes from does at test time.
     public var preferredScaling: DetectionOptions.Scaling
+    /// How pixels are resampled when a request does not say (`DetectionOptions.resampling` nil): darknet's
+    /// own resize for darknet models.
+    public var preferredResampling: DetectionOptions.Resampling = .darknet
     /// How overlapping boxes are suppressed: darknet's `nms_kind` of the last `[yolo]` section.
     public var suppression: Suppression = .greedy
 
@@ -20,13 +23,18 @@
         self.preferredScaling = preferredScaling ?? ModelDescription.inferredScaling(layers: layers, letterBox: nil)
     }
 
+    /// The scaling and resampling for `options`: its own, or the model's preferences.
+    public func fitting(_ options: DetectionOptions) -> (scaling: DetectionOptions.Scaling, resampling: DetectionOptions.Resampling) {
+        (options.scaling ?? preferredScaling, options.resampling ?? preferredResampling)
+    }
+
     /// The scaling a darknet model expects. `[net] letter_box` decides when the cfg sets it (1: letterbox,
     /// 0: stretch). Otherwise the model's darknet does: AlexeyAB's `detector test` stretches the image
     /// (`resize_image` to the input size), pjreddie's `detect` letterboxes it. A cfg is taken to be
     /// AlexeyAB's when it uses something only that fork reads (`scale_x_y` ≠ 1, route groups, mish,
     /// swish, `new_coords`, `nms_kind`); yolov4-tiny does, yolov3-tiny does not.
     public static func inferredScaling(layers: [LayerSpec], letterBox: Bool?, alexeyABKeys: Bool = false) -> DetectionOptions.Scaling {
-        if let letterBox { return letterBox ? .scaleFit : .stretch }
+        if let letterBox { return letterBox ? .scaleFit : .scaleFill }
         let alexeyAB = alexeyABKeys || layers.contains { layer in
             switch layer {
             case .route(let s): return s.groups > 1
@@ -35,7 +43,7 @@
             default: return false
             }
         }
-        return alexeyAB ? .stretch : .scaleFit
+        return alexeyAB ? .scaleFill : .scaleFit
     }
 
     /// The YOLO heads, in layer order.

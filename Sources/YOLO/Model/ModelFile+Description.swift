@@ -18,17 +18,19 @@ enum ModelFileCodes {
         }
     }
 
-    static func code(_ scaling: DetectionOptions.Scaling) -> UInt8 {
-        switch scaling {
-        case .scaleFit: return 0
-        case .scaleFill: return 1
-        case .centerCrop: return 2
-        case .stretch: return 3
-        }
+    /// The preferred scaling and resampling in one byte (0...3 as written since format 1.1; 4 and 5 for the
+    /// two pairs that had no code then).
+    static let fittings: [(code: UInt8, scaling: DetectionOptions.Scaling, resampling: DetectionOptions.Resampling)] = [
+        (0, .scaleFit, .darknet), (1, .scaleFill, .openCV), (2, .centerCrop, .openCV), (3, .scaleFill, .darknet),
+        (4, .scaleFit, .openCV), (5, .centerCrop, .darknet),
+    ]
+
+    static func code(_ scaling: DetectionOptions.Scaling, _ resampling: DetectionOptions.Resampling) -> UInt8 {
+        fittings.first { $0.scaling == scaling && $0.resampling == resampling }!.code
     }
 
-    static func scaling(_ code: UInt8) -> DetectionOptions.Scaling? {
-        [0: .scaleFit, 1: .scaleFill, 2: .centerCrop, 3: .stretch][code]
+    static func fitting(_ code: UInt8) -> (scaling: DetectionOptions.Scaling, resampling: DetectionOptions.Resampling)? {
+        fittings.first { $0.code == code }.map { ($0.scaling, $0.resampling) }
     }
 
     static func activation(_ code: UInt8) -> Activation? {

@@ -132,8 +132,8 @@ extension ModelFile {
             // which gives what the converter of that time assumed for every model it could read.
             reader.context = "preferred scaling"
             let code = try reader.u8("preferred scaling")
-            guard let scaling = ModelFileCodes.scaling(code) else { throw reader.failure("unknown scaling code \(code)") }
-            model.description.preferredScaling = scaling
+            guard let fitting = ModelFileCodes.fitting(code) else { throw reader.failure("unknown scaling code \(code)") }
+            (model.description.preferredScaling, model.description.preferredResampling) = fitting
         }
         if minor >= 2 {
             // 1.2: the suppression kind (0 greedy, 1 DIoU) and its beta.

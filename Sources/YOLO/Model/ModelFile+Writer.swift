@@ -169,7 +169,7 @@ extension ModelFile {
             }
         }
         writer.string(note)
-        if minor >= 1 { writer.u8(ModelFileCodes.code(model.description.preferredScaling)) }
+        if minor >= 1 { writer.u8(ModelFileCodes.code(model.description.preferredScaling, model.description.preferredResampling)) }
         if minor >= 2 {
             switch model.description.suppression {
             case .greedy: writer.u8(0); writer.f32(0)

@@ -150,6 +150,10 @@
         layers[index] as? Convolution ?? (layers[index] as? ConvolutionPair)?.second
     }
 
+    /// Bytes the layers allocated for this network (packed and transformed weights, tables), beyond the
+    /// model's weights they share (`Layer.ownedBytes`).
+    public var ownedBytes: Int { layers.reduce(0) { $0 + $1.ownedBytes } }
+
     /// The YOLO head layers, in order.
     public var heads: [YOLOHead] { headIndices.map { layers[$0] as! YOLOHead } }
 

@@ -47,16 +47,7 @@ import Foundation
         self.threads = threads
         layerThreads = network.plan.threadCaps.map { min(threads, $0) }
         if !KernelFamily.active.hasOwnKernel { BLAS.keepSingleThreaded() }
-        var skipped = [Bool](repeating: false, count: network.layers.count)
-        var fusing = skipped
-        if let keeping {
-            for (index, layer) in network.layers.enumerated() {
-                if let fused = layer as? any FusingLayer, !keeping.contains(fused.fusedIndex) {
-                    skipped[fused.fusedIndex] = true
-                    fusing[index] = true
-                }
-            }
-        }
+        let (skipped, fusing) = Workspace.skips(network, keeping: keeping)
         self.skipped = skipped
         self.fusing = fusing
         formats = network.plan.outputs
@@ -90,6 +81,28 @@ import Foundation
                 pointerTable[starts[layer] + k] = UnsafePointer(address(arena, offsets[source]))
             }
         }
+    }
+
+    /// The layers a workspace keeping `keeping` skips (a fusing layer computes them) and the layers that
+    /// then compute them fused.
+    private static func skips(_ network: Network, keeping: Set<Int>?) -> (skipped: [Bool], fusing: [Bool]) {
+        var skipped = [Bool](repeating: false, count: network.layers.count)
+        var fusing = skipped
+        if let keeping {
+            for (index, layer) in network.layers.enumerated() {
+                if let fused = layer as? any FusingLayer, !keeping.contains(fused.fusedIndex) {
+                    skipped[fused.fusedIndex] = true
+                    fusing[index] = true
+                }
+            }
+        }
+        return (skipped, fusing)
+    }
+
+    /// The bytes `init(for:pool:keeping:)` would allocate for its arena, computed without allocating.
+    public static func byteCount(for network: Network, keeping: Set<Int>?) -> Int {
+        let (_, total) = place(network.layers, keeping: keeping, skipped: skips(network, keeping: keeping).skipped)
+        return (total + (network.layers.map(\.scratchCount).max() ?? 0) + 16) * MemoryLayout<Float>.stride
     }
 
     /// A workspace with a pool of its own for `threads` threads (0: the network's `maxThreads`; the pool's

@@ -1,0 +1,1 @@
+#include <kissfft/kiss_fftndr.h>

@@ -37,7 +37,7 @@ mot: deps
 # default, gets 24 refinement rounds: with the default 12 its lut8 detections agreed 97.5 % with the float
 # model's at IoU >= 0.9 on the agreement set, with 24 98.0 % (docs/QUANTIZATION.md).
 CALIBRATION = $(sort $(wildcard Weights/calibration/*.jpg Weights/calibration/*.png))
-MODELS := Weights/yolov4-tiny-lut8.yolo Weights/yolov3-tiny-lut8.yolo
+MODELS := Weights/yolov4-tiny-lut8.yolo Weights/yolov3-tiny-lut8.yolo Weights/yolov4-tiny-int8.yolo Weights/yolov3-tiny-int8.yolo
 model: weights calibration build
 	@$(MAKE) --no-print-directory $(MODELS)
 
@@ -47,6 +47,14 @@ Weights/yolov4-tiny-lut8.yolo: Weights/fetch-calibration.sh
 Weights/yolov3-tiny-lut8.yolo: Weights/fetch-calibration.sh
 	$(RELEASE) convert --cfg Weights/yolov3-tiny.cfg --weights Weights/yolov3-tiny.weights --names Weights/coco.names \
 	  -o $@ --calibrate $(CALIBRATION)
+# The same two models in linear int8 (s8 weights, u8 activations, run by the int8 kernels; docs/QUANTIZATION.md),
+# calibrated on the same photos; which layers stay float32 is measured at conversion (--sensitivity-share).
+Weights/yolov4-tiny-int8.yolo: Weights/fetch-calibration.sh
+	$(RELEASE) convert --cfg Weights/yolov4-tiny.cfg --weights Weights/yolov4-tiny.weights --names Weights/coco.names \
+	  --quantize int8 -o $@ --calibrate $(CALIBRATION)
+Weights/yolov3-tiny-int8.yolo: Weights/fetch-calibration.sh
+	$(RELEASE) convert --cfg Weights/yolov3-tiny.cfg --weights Weights/yolov3-tiny.weights --names Weights/coco.names \
+	  --quantize int8 -o $@ --calibrate $(CALIBRATION)
 
 # The main job: detection on the shipped sample images with the default model.
 demo: model

@@ -66,12 +66,16 @@ let package = Package(
         // the micro-kernel entry-point types. No CPU flags.
         .target(name: "YOLOKernels", dependencies: ["YOLOPrefetch"]),
         // One target per ISA family, compiled for that ISA; entry points non-generic (docs/performance.md).
+        // -parse-stdlib: the int8 kernels reach LLVM's intrinsics (`vpmaddwd`, conversions) through `Builtin`.
         .target(name: "YOLOKernelsAVX2", dependencies: ["YOLOKernels"],
-                swiftSettings: [.unsafeFlags(["-target-cpu", "haswell"])]),
+                swiftSettings: [.unsafeFlags(["-target-cpu", "haswell", "-parse-stdlib"])]),
         .target(name: "YOLOKernelsAVX512", dependencies: ["YOLOKernels"],
                 swiftSettings: [.unsafeFlags(["-target-cpu", "skylake-avx512"])]),
+        // The AVX512-VNNI int8 kernel: cascadelake is skylake-avx512 plus VNNI (`vpdpbusd`, through `Builtin`).
+        .target(name: "YOLOKernelsVNNI", dependencies: ["YOLOKernels"],
+                swiftSettings: [.unsafeFlags(["-target-cpu", "cascadelake", "-parse-stdlib"])]),
         .target(name: "YOLO", dependencies: ["COpenBLAS", "CTurboJPEG", "CPNG", "CZlib", "CKissFFT", "YOLOKernels",
-                                             "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOPrefetch"]),
+                                             "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOKernelsVNNI", "YOLOPrefetch"]),
         .target(name: "YOLOConversion", dependencies: ["YOLO", "CLAPACK"]),
         .target(name: "YOLOEvaluation", dependencies: ["YOLO"]),
         .target(name: "YOLOMOTMetrics", dependencies: ["YOLO"]),
@@ -103,7 +107,7 @@ let package = Package(
         // weights, no `yolo` binary, no HTTP server, no FFmpeg. Fixtures in Tests/YOLOTests/Fixtures, read by path.
         .testTarget(name: "YOLOTests", dependencies: ["YOLO", "YOLOConversion", "YOLOEvaluation", "YOLOMOTMetrics",
                                                       "YOLOTestSupport", "CMallocInfo", "YOLOKernels",
-                                                      "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOServe"],
+                                                      "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOKernelsVNNI", "YOLOServe"],
                     exclude: ["Fixtures"]),
         // The slow suites: the real yolov3-tiny / yolov4-tiny weights and converted models, the `yolo` binary, the
         // HTTP server, FFmpeg clips; fixtures from Tests/YOLOTests/Fixtures by path. `make test` runs both targets.

@@ -60,20 +60,22 @@ enum BiasCorrection {
         var result = quantized
         for (index, q) in quantized.quantizedConvolutions {
             guard let means = tapMeans[index], let original = reference.convolutions[index] else { continue }
-            let restored = q.weights.expanded()
-            let rowLength = q.weights.rowLength
-            precondition(means.count == rowLength, "BiasCorrection: \(means.count) tap means for rows of \(rowLength)")
-            let biases = withExtendedLifetime((restored, original)) {
-                (0..<q.weights.rows).map { f -> Float in
-                    var shift = 0.0
-                    for p in 0..<rowLength {
-                        shift += Double(restored[f * rowLength + p] - original.weights[f * rowLength + p]) * means[p]
-                    }
-                    return q.biases[f] - Float(shift)
-                }
-            }
+            let biases = corrected(q.biases, restored: q.weights.expanded(), original: original.weights, means: means)
             result.quantizedConvolutions[index] = QuantizedConvolution(weights: q.weights, biases: FloatBuffer(biases))
         }
         return result
+    }
+
+    /// `b′_f = b_f − Σ_p (restored_fp − original_fp) · means[p]` for every filter `f` (rows of `means.count` weights).
+    static func corrected(_ biases: FloatBuffer, restored: FloatBuffer, original: FloatBuffer, means: [Double]) -> [Float] {
+        let rowLength = means.count
+        precondition(restored.count == biases.count * rowLength, "BiasCorrection: \(means.count) tap means for rows of \(restored.count / biases.count)")
+        return (0..<biases.count).map { f -> Float in
+            var shift = 0.0
+            for p in 0..<rowLength {
+                shift += Double(restored[f * rowLength + p] - original[f * rowLength + p]) * means[p]
+            }
+            return biases[f] - Float(shift)
+        }
     }
 }

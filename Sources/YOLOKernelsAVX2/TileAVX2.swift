@@ -2,6 +2,7 @@
 // nothing here may run before `KernelFamily` has checked the CPU: this file's only entry points are the four
 // non-generic functions `avx2TileStrided`, `avx2TileOffsets`, `avx2TileStreamed` and `avx2TileSweep`, reached
 // through `TileKernel` function pointers (the target's other entry points, its Winograd transforms: WinogradAVX2.swift).
+import Swift
 import YOLOKernels
 
 /// A 6 × 16 tile of C in 12 of the 16 ymm registers (8 floats each): per step of the inner dimension,

@@ -1,6 +1,7 @@
 // The AVX2 family's Winograd tile transforms: `WinogradTiles` compiled for this target's ISA, reached only
 // through the non-generic entry points below (`WinogradKernels` function pointers), after `KernelFamily` has
 // checked the CPU. Each calls the one body `WinogradTiles` has for it (which fixes m as a constant).
+import Swift
 import YOLOKernels
 
 /// `WinogradKernels.RowsInput`.

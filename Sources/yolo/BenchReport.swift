@@ -13,6 +13,8 @@ struct BenchReport: Encodable {
         /// The kernel family that ran (`avx512`, `avx2`, `portable`) and why it was chosen.
         var kernel: String
         var kernelReason: String
+        /// The int8 kernel the model's int8 layers run on (`avx512vnni`, `avx2`), nil when the family has none.
+        var int8Kernel: String?
         /// `OPENBLAS_CORETYPE` as set in the environment, nil when unset (OpenBLAS autodetects).
         var openblasCoretype: String?
 
@@ -35,6 +37,7 @@ struct BenchReport: Encodable {
                            simd: wanted.filter(flags.contains),
                            blasConfig: BLAS.configuration, gemm: GEMM.kernelDescription,
                            kernel: KernelFamily.active.name.rawValue, kernelReason: KernelFamily.reason,
+                           int8Kernel: KernelFamily.active.int8Kernel?.name.rawValue,
                            openblasCoretype: ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"])
         }
     }
@@ -111,7 +114,7 @@ struct BenchReport: Encodable {
         """
         model \(model) at \(size), convolution algorithm \(algorithm), warm-up \(warmup)
         CPU \(machine.cpu); CPU SIMD \(machine.simd.joined(separator: " "))
-        kernel family \(machine.gemm); chosen: \(machine.kernelReason)
+        kernel family \(machine.gemm); chosen: \(machine.kernelReason); int8 layers: \(machine.int8Kernel.map { "\($0) kernel" } ?? "in float")
         BLAS \(machine.blasConfig); core \(results.first?.blasCore ?? BLAS.coreName); \
         OPENBLAS_CORETYPE \(machine.openblasCoretype.map { "=\($0)" } ?? "unset (autodetected)")
 

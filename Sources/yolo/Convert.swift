@@ -38,7 +38,7 @@ struct Convert: ParsableCommand {
     @Option(name: [.short, .customLong("output")], help: "The model file to write (.yolo).")
     var output: String
 
-    @Option(help: "Weight storage: none (float32), lut8, lut6 or lut4.")
+    @Option(help: "Weight storage: none (float32), lut8, lut6, lut4, or int8 (linear int8 weights and activations, run by the int8 kernels; needs --calibrate).")
     var quantize: String = "lut8"
 
     @Option(help: "Tables: per-channel (one scale per output channel) or per-layer.")
@@ -50,8 +50,11 @@ struct Convert: ParsableCommand {
     @Option(name: .customLong("refine-rounds"), help: "Rounds of least-squares refinement of k-means scales, tables and codes (0: max-magnitude scales, nearest codes).")
     var refineRounds: Int = LUTRefinement().maxRounds
 
-    @Option(name: .customLong("keep-float"), help: "Convolutions kept float32: none, or a comma-separated list of first, last, heads and layer indices.")
-    var keepFloat: String = "first"
+    @Option(name: .customLong("keep-float"), help: "Convolutions kept float32: none, or a comma-separated list of first, last, heads and layer indices (default: first for the LUT types, none for int8, whose float layers are also chosen by measured sensitivity).")
+    var keepFloat: String?
+
+    @Option(name: .customLong("sensitivity-share"), help: "int8: keep float32 each convolution whose int8 version alone moves the raw heads by at least this share of what the whole int8 model moves them, on the calibration inputs; off: none by measurement.")
+    var sensitivityShare: String = String(Int8ConversionSettings.defaultSensitivityShare)
 
     @Option(name: .customLong("lut8-layers"), help: "Convolutions given 8-bit codes whatever --quantize says: none, or a list as for --keep-float (default: heads for lut6 and lut4, none for lut8).")
     var lut8Layers: String?
@@ -74,13 +77,32 @@ struct Convert: ParsableCommand {
     @Option(name: .customLong("match-iou"), help: "IoU a converted detection needs to match a float one (default: 0.9 for lut8, 0.85 lut6, 0.8 lut4).")
     var matchIoU: Double?
 
+    /// True for `--quantize int8`.
+    var isInt8: Bool { quantize == "int8" }
+
+    func int8Settings() throws -> Int8ConversionSettings {
+        var settings = Int8ConversionSettings()
+        settings.keepFloat = try FloatLayerSelector.parseList(keepFloat ?? "none")
+        if sensitivityShare == "off" {
+            settings.sensitivityShare = nil
+        } else {
+            guard let share = Double(sensitivityShare), share > 0, share.isFinite else {
+                throw YOLOError.invalidArgument("--sensitivity-share must be a positive number or off; got '\(sensitivityShare)'")
+            }
+            settings.sensitivityShare = share
+        }
+        return settings
+    }
+
     func settings() throws -> ConversionSettings {
         var settings = ConversionSettings()
-        if quantize == "none" {
+        if isInt8 {
+            settings.type = nil
+        } else if quantize == "none" {
             settings.type = nil
         } else {
             guard let type = LUTType(name: quantize) else {
-                throw YOLOError.invalidArgument("--quantize must be none, lut8, lut6 or lut4; got '\(quantize)'")
+                throw YOLOError.invalidArgument("--quantize must be none, lut8, lut6, lut4 or int8; got '\(quantize)'")
             }
             settings.type = type
         }
@@ -96,7 +118,7 @@ struct Convert: ParsableCommand {
             throw YOLOError.invalidArgument("--refine-rounds must be 0 or more; got \(refineRounds)")
         }
         settings.refineRounds = refineRounds
-        settings.keepFloat = try FloatLayerSelector.parseList(keepFloat)
+        settings.keepFloat = try FloatLayerSelector.parseList(keepFloat ?? "first")
         settings.eightBit = try lut8Layers.map(FloatLayerSelector.parseList) ?? ConversionSettings.defaultEightBit(for: settings.type)
         settings.sixBit = try FloatLayerSelector.parseList(lut6Layers)
         return settings
@@ -113,6 +135,10 @@ struct Convert: ParsableCommand {
 
     func validate() throws {
         _ = try settings()
+        _ = try int8Settings()
+        if isInt8 && calibrate.isEmpty {
+            throw YOLOError.invalidArgument("--quantize int8 needs --calibrate IMAGES... (photos like the ones the model will see, not evaluation images): they choose the activations' scales")
+        }
         _ = try compressCodes()
         _ = try CalibrationView.parseList(calibrationViews)
         if let matchIoU, !(matchIoU > 0 && matchIoU <= 1) {
@@ -129,13 +155,23 @@ struct Convert: ParsableCommand {
         printError("loaded \(model.cfg ?? Defaults.cfg): \(float.convolutions.count) convolutions")
         let views = try CalibrationView.parseList(calibrationViews)
         let inputs = try calibrate.flatMap { try NetworkInput.calibrationInputs($0, for: float, views: views) }
-        let converted = try ModelConverter.convert(float, settings: settings, calibration: inputs, progress: printError)
         let viewNote = views.isEmpty ? "" : " (views " + views.map(\.description).joined(separator: ",") + ")"
-        try ModelFile.write(converted, to: output, note: settings.summary + (calibrate.isEmpty ? "" : ", bias correction on \(calibrate.count) inputs" + viewNote),
-                            compressCodes: try compressCodes())
+        let summary: String
+        if isInt8 {
+            let int8 = try int8Settings()
+            let (converted, conversion) = try ModelConverter.convertInt8(float, settings: int8, calibration: inputs, progress: printError)
+            conversion.lines.forEach { print($0) }
+            summary = int8.summary + ", calibrated on \(calibrate.count) inputs" + viewNote
+            try ModelFile.write(converted, to: output, note: summary)
+        } else {
+            let converted = try ModelConverter.convert(float, settings: settings, calibration: inputs, progress: printError)
+            summary = settings.summary
+            try ModelFile.write(converted, to: output, note: settings.summary + (calibrate.isEmpty ? "" : ", bias correction on \(calibrate.count) inputs" + viewNote),
+                                compressCodes: try compressCodes())
+        }
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
         print(String(format: "%@: %d bytes (%.3f MB), %@, converted in %.2f s", output, bytes, Double(bytes) / 1e6,
-                     settings.summary, (ContinuousClock.now - start).seconds))
+                     summary, (ContinuousClock.now - start).seconds))
         if !report.isEmpty {
             let written = try Model(contentsOf: output, residency: .codes)
             let iou = matchIoU ?? ModelComparison.defaultMatchIoU(for: settings.type)

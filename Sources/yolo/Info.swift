@@ -48,7 +48,7 @@ struct Info: ParsableCommand, KernelSelecting {
         if let model = try model.map(Defaults.resolve), model.hasSuffix(".\(ModelFile.fileExtension)") {
             guard plan else { return try showModelFile(model) }
             let loaded = try Model(contentsOf: model, residency: residency == "codes" ? .codes : .expanded)
-            return try showPlan(loaded.description, lutCodes: Set(loaded.quantizedConvolutions.keys))
+            return try showPlan(loaded.description, lutCodes: Set(loaded.quantizedConvolutions.keys), int8: loaded.int8Quantization)
         }
         let cfg = model ?? Defaults.cfg
         let description = try ModelDescription(cfgPath: cfg)
@@ -64,11 +64,12 @@ struct Info: ParsableCommand, KernelSelecting {
     }
 
     /// Every layer's plan (`NetworkPlan`) at `--size`, for `--threads` and `--algorithm`, on the active family.
-    func showPlan(_ description: ModelDescription, lutCodes: Set<Int>) throws {
+    func showPlan(_ description: ModelDescription, lutCodes: Set<Int>, int8: [Int: Int8Quantization] = [:]) throws {
         let (width, height) = try parseSize(size) ?? (description.inputShape.width, description.inputShape.height)
         let geometry = try description.geometry(width: width, height: height)
         let count = threads.flatMap { $0 == 0 ? nil : $0 } ?? Threading.defaultThreadCount
-        let networkPlan = NetworkPlan(description: description, geometry: geometry, lutCodes: lutCodes,
+        let networkPlan = NetworkPlan(description: description, geometry: geometry, lutCodes: lutCodes, int8: int8,
+                                      int8Kernel: KernelFamily.active.int8Kernel,
                                       algorithm: ConvolutionAlgorithm(rawValue: algorithm)!, threads: count)
         print(networkPlan.render(description: description, geometry: geometry))
         print("planned for \(count) thread\(count == 1 ? "" : "s"), \(width)x\(height), algorithm \(algorithm)")
@@ -86,6 +87,7 @@ struct Info: ParsableCommand, KernelSelecting {
     /// Which kernel family would run this model here, and why.
     func printKernel() {
         print("kernel family: \(KernelFamily.active) (\(KernelFamily.reason))")
+        print("int8 kernel: " + (KernelFamily.active.int8Kernel.map(\.description) ?? "none (int8 layers run in float)"))
     }
 
     /// The layer table of a .yolo file, then how each convolution's weights are stored.

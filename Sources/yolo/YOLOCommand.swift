@@ -80,7 +80,7 @@ struct ModelOptions: ParsableArguments {
     @Option(help: "Class names, one per line (default: coco.names with the default model, else none).")
     var names: String?
 
-    @Option(name: .customLong("model"), help: "A model name, yolov4-tiny or yolov3-tiny (their converted lut8 files: Weights/, $SWIFTYOLO_MODEL_DIR; `make model` makes them), or a SwiftYOLO model file (.yolo), instead of --cfg/--weights/--names. Default: yolov4-tiny when `make model` has made it, else the darknet files.")
+    @Option(name: .customLong("model"), help: "A model name, yolov4-tiny or yolov3-tiny (their converted lut8 files: Weights/, $SWIFTYOLO_MODEL_DIR; `make model` makes them) or yolov4-tiny-int8 / yolov3-tiny-int8 (their linear int8 files, also made by `make model`), or a SwiftYOLO model file (.yolo), instead of --cfg/--weights/--names. Default: yolov4-tiny when `make model` has made it, else the darknet files.")
     var modelFile: String?
     @Option(help: "With --model: expanded (LUT codes become float32 at load, fastest per image) or codes (kept as codes, least memory, quickest to start). Default: expanded (yolo detect: codes for fewer than 5 images).")
     var residency: String?
@@ -147,9 +147,22 @@ enum Defaults {
     }
     static var packageFolder: String { (weightsFolder as NSString).deletingLastPathComponent }
 
-    /// `--model`'s value as a file: a model name (yolov4-tiny, yolov3-tiny) is its converted file, found as
+    /// The linear int8 conversions `make model` also makes (not bundled: `ModelName` lists the bundled lut8 ones).
+    static let int8Names: Set<String> = ["yolov4-tiny-int8", "yolov3-tiny-int8"]
+
+    /// `--model`'s value as a file: yolov4-tiny-int8 / yolov3-tiny-int8 are `Weights/<name>.yolo` (or in
+    /// `$SWIFTYOLO_MODEL_DIR`); a model name (yolov4-tiny, yolov3-tiny) is its converted file, found as
     /// `ModelName.path(searching:)` says (the package's Weights/ too); an existing file always wins.
     static func resolve(_ model: String) throws -> String {
+        if int8Names.contains(model.lowercased()), !FileManager.default.fileExists(atPath: model) {
+            let file = model.lowercased() + "." + ModelFile.fileExtension
+            var folders = [FileManager.default.currentDirectoryPath, packageFolder].map { $0 + "/Weights" }
+            if let folder = ProcessInfo.processInfo.environment["SWIFTYOLO_MODEL_DIR"], !folder.isEmpty { folders.insert(folder, at: 0) }
+            guard let path = folders.map({ $0 + "/" + file }).first(where: FileManager.default.fileExists) else {
+                throw YOLOError.fileNotFound(path: "Weights/\(file) (the int8 \(model.lowercased()): run `make model`, or set SWIFTYOLO_MODEL_DIR)")
+            }
+            return path
+        }
         guard let name = ModelName(rawValue: model.lowercased()), !FileManager.default.fileExists(atPath: model) else { return model }
         guard let path = name.path(searching: [FileManager.default.currentDirectoryPath, packageFolder]) else {
             throw YOLOError.fileNotFound(path: "Weights/\(name.fileName) (the converted \(name.rawValue): run `make model`, or set SWIFTYOLO_MODEL_DIR)")

@@ -59,8 +59,10 @@ import Testing
         let first = firstRecord, second = secondRecord
         expectError("record names layer 7") { put(UInt32(7), at: first, in: &$0) }
         expectError("unknown storage code 5") { $0[first + 4] = 5 }
-        // What a 1.2 reader says about storage 2: the storage byte is checked before any blob reference.
-        expectError("unknown storage code 3") { $0[second + 4] = 3 }
+        // What a 1.3 reader says about storage 3 (1.2 about 2): the storage byte is checked before any blob reference.
+        expectError("unknown storage code 4") { $0[second + 4] = 4 }
+        // A LUT record relabelled int8 (storage 3) fails on its fields or blob sizes, never misread.
+        expectError("int8") { $0[second + 4] = 3; $0[second + 5] = 6 }
         expectError("unsupported LUT code width 5 bits") { $0[second + 5] = 5 }
         expectError("unknown table granularity code 3") { $0[second + 6] = 3 }
         expectError("reserved byte is 1") { $0[second + 7] = 1 }

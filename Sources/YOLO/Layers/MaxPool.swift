@@ -11,9 +11,13 @@
     public let size: Int
     public let stride: Int
     public let padding: Int
+    /// True when the tensors are u8 codes (between int8 layers; the max of codes is the code of the max,
+    /// quantization being monotonic), else float.
+    public let bytes: Bool
 
-    public init(input: Int, inputShape: Shape, size: Int, stride: Int, padding: Int) {
+    public init(input: Int, inputShape: Shape, size: Int, stride: Int, padding: Int, bytes: Bool = false) {
         precondition(size >= 1 && stride >= 1 && padding >= 0, "MaxPool: bad geometry")
+        self.bytes = bytes
         self.inputs = [input]
         self.inputShape = inputShape
         self.size = size
@@ -32,18 +36,25 @@
     /// Where a window starts relative to `output · stride`.
     public var offset: Int { -(padding / 2) }
 
-    public var algorithm: String { "direct" }
+    public var algorithm: String { bytes ? "direct (u8)" : "direct" }
 
     public func forward(_ io: LayerIO) {
         let (input, output) = (io.input, io.output)
         // Small maps get one thread from the planner (`ConvolutionPlanner.threadCap`).
         Parallel.forRanges(inputShape.channels, threads: io.threads) { channels in
-            for c in channels { pool(channel: c, input: input, output: output) }
+            if bytes {
+                let (source, target) = (UnsafeRawPointer(input).assumingMemoryBound(to: UInt8.self),
+                                        UnsafeMutableRawPointer(output).assumingMemoryBound(to: UInt8.self))
+                for c in channels { pool(channel: c, input: source, output: target, lowest: 0) }
+            } else {
+                for c in channels { pool(channel: c, input: input, output: output, lowest: -Float.greatestFiniteMagnitude) }
+            }
         }
     }
 
-    /// Pools one channel plane.
-    func pool(channel c: Int, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>) {
+    /// Pools one channel plane of floats or codes; `lowest` is below every value (padded cells never win).
+    func pool<Element: Comparable>(channel c: Int, input: UnsafePointer<Element>, output: UnsafeMutablePointer<Element>,
+                                   lowest: Element) {
         let (height, width) = (inputShape.height, inputShape.width)
         let (outH, outW) = (outputShape.height, outputShape.width)
         let source = input + c * height * width
@@ -77,7 +88,7 @@
             for ox in startX..<outW {
                 let x0 = max(ox * stride + offset, 0)
                 let x1 = min(ox * stride + offset + size, width)
-                var best = -Float.greatestFiniteMagnitude
+                var best = lowest
                 for y in y0..<y1 {
                     let row = source + y * width
                     for x in x0..<x1 where row[x] > best { best = row[x] }
@@ -90,8 +101,8 @@
     /// `row[i] = max(top[2i], top[2i+1], bottom[2i], bottom[2i+1])` for `i < count`: one output row
     /// of a 2×2 stride-2 window.
     @inline(__always)
-    static func poolPairs(_ top: UnsafePointer<Float>, _ bottom: UnsafePointer<Float>,
-                          into row: UnsafeMutablePointer<Float>, count: Int) {
+    static func poolPairs<Element: Comparable>(_ top: UnsafePointer<Element>, _ bottom: UnsafePointer<Element>,
+                                               into row: UnsafeMutablePointer<Element>, count: Int) {
         // Unit-stride output with stride-2 reads and plain selects: LLVM vectorizes this.
         for ox in 0..<count {
             let a = top[2 * ox] > top[2 * ox + 1] ? top[2 * ox] : top[2 * ox + 1]

@@ -8,8 +8,11 @@
     public let outputShape: Shape
     public let groups: Int
     public let groupIndex: Int
+    /// Bytes per element: 4 (float), or 1 between int8 layers (every source in the same u8 format).
+    public let elementBytes: Int
 
-    public init(inputs: [Int], inputShapes: [Shape], groups: Int = 1, groupIndex: Int = 0) {
+    public init(inputs: [Int], inputShapes: [Shape], groups: Int = 1, groupIndex: Int = 0, elementBytes: Int = 4) {
+        self.elementBytes = elementBytes
         precondition(!inputs.isEmpty && inputs.count == inputShapes.count, "Route: needs inputs")
         precondition(groups >= 1 && groupIndex >= 0 && groupIndex < groups, "Route: bad group")
         let first = inputShapes[0]
@@ -23,16 +26,16 @@
                                  height: first.height, width: first.width)
     }
 
-    public var algorithm: String { "copy" }
+    public var algorithm: String { elementBytes == 1 ? "copy (u8)" : "copy" }
 
     /// Copies each part into place, except parts already there: the workspace lets a route be a view of
     /// its one source, and lets sources write straight into the route's output (`Workspace.routeAliases`).
     public func forward(_ io: LayerIO) {
-        var destination = io.output
+        var destination = UnsafeMutableRawPointer(io.output)
         for (k, shape) in inputShapes.enumerated() {
-            let part = shape.count / groups
-            let source = io.inputs[k] + groupIndex * part
-            if source != UnsafePointer(destination) { destination.update(from: source, count: part) }
+            let part = shape.count / groups * elementBytes
+            let source = UnsafeRawPointer(io.inputs[k]) + groupIndex * part
+            if source != UnsafeRawPointer(destination) { destination.copyMemory(from: source, byteCount: part) }
             destination += part
         }
     }

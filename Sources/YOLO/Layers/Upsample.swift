@@ -6,9 +6,13 @@
     public let stride: Int
     /// Darknet's `scale` multiplier (1 in every published cfg).
     public let scale: Float
+    /// True when the tensors are u8 codes (between int8 layers; `scale` is then 1).
+    public let bytes: Bool
 
-    public init(input: Int, inputShape: Shape, stride: Int, scale: Float = 1) {
+    public init(input: Int, inputShape: Shape, stride: Int, scale: Float = 1, bytes: Bool = false) {
         precondition(stride >= 1, "Upsample: stride must be positive")
+        precondition(!bytes || scale == 1, "Upsample: codes are copied, so their scale must be 1")
+        self.bytes = bytes
         self.inputs = [input]
         self.inputShape = inputShape
         self.stride = stride
@@ -17,27 +21,38 @@
                                  width: inputShape.width * stride)
     }
 
-    public var algorithm: String { "nearest" }
+    public var algorithm: String { bytes ? "nearest (u8)" : "nearest" }
 
     public func forward(_ io: LayerIO) {
-        let (height, width) = (inputShape.height, inputShape.width)
-        let outW = outputShape.width
         let (input, output) = (io.input, io.output)
         // Small maps get one thread from the planner (`ConvolutionPlanner.threadCap`).
         Parallel.forRanges(inputShape.channels, threads: io.threads) { channels in
-            for c in channels {
-                let source = input + c * height * width
-                let destination = output + c * outputShape.planeCount
-                for y in 0..<height {
-                    let row = source + y * width
-                    let first = destination + y * stride * outW
-                    for x in 0..<width {
-                        let value = row[x] * scale
-                        (first + x * stride).update(repeating: value, count: stride)
-                    }
-                    for copy in 1..<stride {
-                        (first + copy * outW).update(from: first, count: outW)
-                    }
+            if bytes {
+                spread(channels, UnsafeRawPointer(input).assumingMemoryBound(to: UInt8.self),
+                       UnsafeMutableRawPointer(output).assumingMemoryBound(to: UInt8.self)) { $0 }
+            } else {
+                spread(channels, input, output) { $0 * scale }
+            }
+        }
+    }
+
+    /// Each value of `channels`, mapped by `value`, copied to its `stride × stride` block.
+    @inline(__always)
+    func spread<Element>(_ channels: Range<Int>, _ input: UnsafePointer<Element>, _ output: UnsafeMutablePointer<Element>,
+                         _ value: (Element) -> Element) {
+        let (height, width) = (inputShape.height, inputShape.width)
+        let outW = outputShape.width
+        for c in channels {
+            let source = input + c * height * width
+            let destination = output + c * outputShape.planeCount
+            for y in 0..<height {
+                let row = source + y * width
+                let first = destination + y * stride * outW
+                for x in 0..<width {
+                    (first + x * stride).update(repeating: value(row[x]), count: stride)
+                }
+                for copy in 1..<stride {
+                    (first + copy * outW).update(from: first, count: outW)
                 }
             }
         }

@@ -14,6 +14,9 @@ public struct Model: Sendable {
     /// Convolutions whose weights are kept as LUT codes, keyed by layer index (a model-file load with
     /// `WeightResidency.codes`, or a conversion). A layer is either here or in `convolutions`.
     @_spi(Engine) public var quantizedConvolutions: [Int: QuantizedConvolution] = [:]
+    /// Convolutions stored as linear int8 (`yolo convert --quantize int8`), keyed by layer index: run in int8 where
+    /// the kernel family has an int8 kernel, expanded to float otherwise. A layer is in one of the three maps.
+    @_spi(Engine) public var int8Convolutions: [Int: Int8ConvolutionParameters] = [:]
 
     @_spi(Engine) public init(description: ModelDescription, convolutions: [Int: ConvolutionParameters], labels: [String]) {
         self.description = description

@@ -121,6 +121,8 @@ extension ModelFile {
             case .float(let p): model.convolutions[index] = p
             case .lut(let q):
                 if residency == .codes { model.quantizedConvolutions[index] = q } else { model.convolutions[index] = q.expanded() }
+            case .int8(let q):
+                model.int8Convolutions[index] = q
             }
         }
         reader.context = "note"

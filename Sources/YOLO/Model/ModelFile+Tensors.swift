@@ -4,6 +4,7 @@
 enum TensorRecord {
     case float(ConvolutionParameters)
     case lut(QuantizedConvolution)
+    case int8(Int8ConvolutionParameters)
 }
 
 /// Checks blob references against the file and turns them into buffers borrowing the file's bytes.
@@ -130,6 +131,9 @@ struct TensorLayout {
                 throw reader.failure(problem)
             }
             return .float(parameters)
+        case .int8:
+            return try int8Record(&reader, bits: bits, granularityCode: granularityCode, filters: filters, rowLength: rowLength,
+                                  biasBytes: biasBytes)
         case .lut, .lutDeflated:
             return try lutRecord(&reader, deflated: storage == .lutDeflated, pending: &pending, bits: bits, granularityCode: granularityCode,
                                  filters: filters, rowLength: rowLength, biasBytes: biasBytes)
@@ -177,5 +181,48 @@ struct TensorLayout {
         let weights = LUTWeights(type: type, granularity: granularity, rows: filters, rowLength: rowLength,
                                  table: tableBuffer, scales: scaleBuffer, codes: codeBuffer)
         return .lut(QuantizedConvolution(weights: weights, biases: biasBuffer))
+    }
+}
+
+// MARK: - Int8 records (1.4)
+
+extension TensorLayout {
+    /// The rest of an int8 record (storage 3) after its storage byte: bits 8, per-channel granularity; blobs:
+    /// `filters × rowLength` s8 values (−127…127), the biases, the quantization (4 f32: input scale > 0, input
+    /// zero point, output scale ≥ 0 with 0 for none, output zero point; zero points whole numbers 0…255) and
+    /// the per-channel scales (finite, ≥ 0).
+    fileprivate func int8Record(_ reader: inout ByteReader, bits: UInt8, granularityCode: UInt8,
+                                filters: Int, rowLength: Int, biasBytes: Int) throws -> TensorRecord {
+        guard bits == 8, granularityCode == LUTGranularity.perChannel.rawValue else {
+            throw reader.failure("int8 tensor with bits \(bits), granularity \(granularityCode) (expected 8, per-channel)")
+        }
+        let count = filters * rowLength
+        let values = try blob(&reader, "int8 weights", expected: count)
+        let biases = try blob(&reader, "biases", expected: biasBytes)
+        let quantization = try blob(&reader, "quantization", expected: 16)
+        let scales = try blob(&reader, "scales", expected: 4 * filters)
+        let q = floats(at: quantization, count: 4)
+        func zeroPoint(_ value: Float, _ what: String) throws -> UInt8 {
+            guard value >= 0, value <= 255, value.rounded() == value else { throw reader.failure("\(what) zero point \(value) is not a code 0...255") }
+            return UInt8(value)
+        }
+        guard q[0].isFinite, q[0] > 0 else { throw reader.failure("input scale \(q[0]) is not a positive number") }
+        guard q[2].isFinite, q[2] >= 0 else { throw reader.failure("output scale \(q[2]) is not a number ≥ 0") }
+        let input = ActivationQuantization(scale: q[0], zeroPoint: try zeroPoint(q[1], "input"))
+        let output = q[2] > 0 ? ActivationQuantization(scale: q[2], zeroPoint: try zeroPoint(q[3], "output")) : nil
+        let scaleBuffer = floats(at: scales, count: filters)
+        guard scaleBuffer.buffer.allSatisfy({ $0.isFinite && $0 >= 0 }) else {
+            throw reader.failure("scales hold non-finite or negative values")
+        }
+        let valueBuffer = SharedBuffer<Int8>(borrowing: (base + values).assumingMemoryBound(to: Int8.self), count: count, owner: owner)
+        guard !valueBuffer.buffer.contains(Int8.min) else { throw reader.failure("int8 weights hold -128 (the codes are -127...127)") }
+        let largest = scaleBuffer.buffer.reduce(Float(0), max) * Float(Int8Weights.maximum)
+        let biasBuffer = floats(at: biases, count: filters)
+        if let problem = WeightSanity.problem(in: CollectionOfOne(largest), name: "weight")
+            ?? WeightSanity.problem(in: biasBuffer.buffer, name: "bias") {
+            throw reader.failure(problem)
+        }
+        let weights = Int8Weights(rows: filters, rowLength: rowLength, values: valueBuffer, scales: scaleBuffer)
+        return .int8(Int8ConvolutionParameters(weights: weights, biases: biasBuffer, input: input, output: output))
     }
 }

@@ -44,7 +44,14 @@ extension ModelFile {
             return UnsafeRawBufferPointer(buffer.buffer)
         }
         for index in convolutionIndices {
-            if let q = model.quantizedConvolutions[index] {
+            if let q = model.int8Convolutions[index] {
+                precondition(minor >= 4, "ModelFile.encode: int8 layers need format 1.4")
+                owners.append(q.weights.values)
+                blobs.append(Blob(bytes: UnsafeRawBufferPointer(q.weights.values.buffer)))
+                blobs.append(Blob(bytes: raw(q.biases)))
+                blobs.append(Blob(bytes: raw(FloatBuffer(Self.int8Quantization(q)))))
+                blobs.append(Blob(bytes: raw(q.weights.scales)))
+            } else if let q = model.quantizedConvolutions[index] {
                 let codes = deflate ? ByteBuffer(ZlibStream.deflate(UnsafeRawBufferPointer(q.weights.codes.buffer))) : q.weights.codes
                 owners.append(codes)
                 blobs.append(Blob(bytes: UnsafeRawBufferPointer(codes.buffer)))
@@ -112,6 +119,12 @@ extension ModelFile {
         try FileIO.writeAtomically(encode(model, note: note, compressCodes: compressCodes), to: path)
     }
 
+    /// An int8 record's quantization blob: input scale, input zero point, output scale (0: none), output zero
+    /// point, as f32.
+    static func int8Quantization(_ q: Int8ConvolutionParameters) -> [Float] {
+        [q.input.scale, Float(q.input.zeroPoint), q.output?.scale ?? 0, Float(q.output?.zeroPoint ?? 0)]
+    }
+
     private static func roundUp(_ value: Int) -> Int {
         (value + alignment - 1) / alignment * alignment
     }
@@ -133,7 +146,13 @@ extension ModelFile {
         }
         for index in indices {
             writer.count(index)
-            if let q = model.quantizedConvolutions[index] {
+            if model.int8Convolutions[index] != nil {
+                writer.u8(Storage.int8.rawValue)
+                writer.u8(8)
+                writer.u8(LUTGranularity.perChannel.rawValue)
+                writer.u8(0)
+                for _ in 0..<4 { reference() }
+            } else if let q = model.quantizedConvolutions[index] {
                 writer.u8(lutStorage.rawValue)
                 writer.u8(q.weights.type.rawValue)
                 writer.u8(q.weights.granularity.rawValue)

@@ -13,8 +13,8 @@ public enum ModelFile {
     /// Readers accept files of this major version and any minor version.
     @_spi(Engine) public static let majorVersion: UInt16 = 1
     /// Minor versions add only fields that older readers may skip (appended after the note) and enum
-    /// codes that older readers reject cleanly (1.3: storage 2, deflated LUT codes).
-    @_spi(Engine) public static let minorVersion: UInt16 = 3
+    /// codes that older readers reject cleanly (1.3: storage 2, deflated LUT codes; 1.4: storage 3, linear int8).
+    @_spi(Engine) public static let minorVersion: UInt16 = 4
     /// Bytes in the header.
     @_spi(Engine) public static let headerSize = 64
     /// Alignment of every blob and of the file length.
@@ -33,6 +33,9 @@ public enum ModelFile {
         case lut = 1
         /// (1.3) As `lut`, but the codes blob is a zlib stream of the same code bytes, inflated at load.
         case lutDeflated = 2
+        /// (1.4) Linear int8: s8 weights, per-channel scales and the activations' quantization
+        /// (`Int8ConvolutionParameters`), used in place from the mapping.
+        case int8 = 3
     }
 
     // MARK: Checksum

@@ -24,7 +24,8 @@
 
     /// How the weights stay in memory during a pass.
     public enum Weights: Sendable, Equatable {
-        /// float32, packed for the GEMM (or transformed for Winograd) at build.
+        /// Packed at build: float32 for the GEMM (or transformed for Winograd), or s8 for the int8 kernel when
+        /// `precision` is int8.
         case float
         /// LUT codes, expanded `blockRows` filters at a time just before their product (`LUTConvolution`).
         case lutCodes(blockRows: Int)
@@ -45,6 +46,17 @@
     public var fusion: Fusion?
     /// The most threads a pass gives the layer: its scratch is made for that many workers.
     public var maxThreads: Int
+    /// The arithmetic the layer runs in.
+    public var precision: Precision = .fp32
+
+    /// The arithmetic of a convolution: the model's storage and the family decide it (`ConvolutionPlanner`).
+    public enum Precision: Sendable, Equatable {
+        /// float32 products (float or LUT-expanded weights, or int8 weights expanded on a family without an
+        /// int8 kernel).
+        case fp32
+        /// u8 activations × s8 weights, summed exactly in s32 by this int8 kernel (`Int8Convolution`).
+        case int8(Int8KernelFamily.Name)
+    }
 
     /// The Winograd choice, if any.
     public var winograd: WinogradChoice? {
@@ -60,9 +72,10 @@
         case .gemmBands(let rows): parts = ["gemm by bands of \(rows) output rows"]
         case .winograd(let w): parts = [w.description]
         }
-        switch weights {
-        case .float: parts.append("float")
-        case .lutCodes(let rows): parts.append("LUT codes expanded \(rows) filters at a time")
+        switch (weights, precision) {
+        case (_, .int8(let kernel)): parts.append("int8 (\(kernel.rawValue) kernel)")
+        case (.float, _): parts.append("float")
+        case (.lutCodes(let rows), _): parts.append("LUT codes expanded \(rows) filters at a time")
         }
         switch fusion {
         case .maxPool(let rows)?: parts.append("computed by the next max-pool (direct, \(rows)-row bands)")

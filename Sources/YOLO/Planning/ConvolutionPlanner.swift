@@ -29,9 +29,16 @@
 
     /// The plan of `layer` alone (no fusion): `algorithm` `.auto` lets the rules choose; a Winograd choice
     /// that does not apply to the shape falls back to im2col. `lutCodes`: the weights stay as LUT codes.
+    /// `int8`: the weights are int8 and run on this int8 kernel (nil: in float; the caller passes the family's
+    /// `int8Kernel` for a layer stored as int8).
     public static func plan(_ layer: Layer, algorithm: ConvolutionAlgorithm = .auto, lutCodes: Bool = false,
-                            threads: Int, family: KernelFamily = .active) -> ConvolutionPlan {
+                            int8: Int8KernelFamily? = nil, threads: Int, family: KernelFamily = .active) -> ConvolutionPlan {
         let threads = max(1, threads)
+        if let int8 {
+            let algorithm: ConvolutionPlan.Algorithm = int8BandRows(layer, kernel: int8).map { .gemmBands(rows: $0) }
+                ?? .gemm(split: gemmSplit(layer))
+            return ConvolutionPlan(algorithm: algorithm, weights: .float, fusion: nil, maxThreads: threads, precision: .int8(int8.name))
+        }
         if lutCodes {
             return ConvolutionPlan(algorithm: .gemm(split: .filters), weights: .lutCodes(blockRows: lutBlockRows(layer, family: family)),
                                    fusion: nil, maxThreads: threads)
@@ -43,8 +50,13 @@
         if let rows = gemmBandRows(layer) {
             return ConvolutionPlan(algorithm: .gemmBands(rows: rows), weights: .float, fusion: nil, maxThreads: threads)
         }
-        let split: ConvolutionPlan.Split = layer.output.planeCount >= layer.filters ? .columns : .filters
-        return ConvolutionPlan(algorithm: .gemm(split: split), weights: .float, fusion: nil, maxThreads: threads)
+        return ConvolutionPlan(algorithm: .gemm(split: gemmSplit(layer)), weights: .float, fusion: nil, maxThreads: threads)
+    }
+
+    /// How threads share a whole-map product: by output columns when the map has at least as many pixels as
+    /// there are filters, else by filters.
+    static func gemmSplit(_ layer: Layer) -> ConvolutionPlan.Split {
+        layer.output.planeCount >= layer.filters ? .columns : .filters
     }
 
     // MARK: - Algorithm
@@ -72,6 +84,23 @@
         guard !layer.isPointwise, layer.filters * layer.patchLength <= 65_536 else { return nil }
         let rows = max(1, 65_536 / max(1, layer.patchLength * layer.output.width))
         return layer.output.height >= 2 * rows ? rows : nil
+    }
+
+    /// Bytes of unfolded u8 columns an int8 band may take (they stay in L2 while every filter multiplies them).
+    static let int8BandBytes = 262_144
+
+    /// Output rows per band of an int8 layer, nil for one product over the whole map: bands of at most
+    /// `int8BandBytes` of unfolded columns, for layers that unfold (not 1×1 stride 1) on maps with two bands or
+    /// more; among the heights from half that size up, the one whose band wastes least of the kernel's last
+    /// column block.
+    static func int8BandRows(_ layer: Layer, kernel: Int8KernelFamily) -> Int? {
+        guard !layer.isPointwise else { return nil }
+        let width = layer.output.width
+        let most = max(1, int8BandBytes / max(1, layer.patchLength * width))
+        guard layer.output.height >= 2 * most else { return nil }
+        let columns = kernel.kernel.tileColumns
+        func waste(_ rows: Int) -> Int { (columns - rows * width % columns) % columns }
+        return (max(1, most / 2)...most).reversed().min { waste($0) < waste($1) }
     }
 
     /// Filters a LUT layer expands and multiplies together: whole GEMM panels, at most 1 MB of floats.
@@ -163,13 +192,14 @@
     }
 
     /// Whether the convolution after `first` computes it band by band (`ConvolutionPair`): both on the banded
-    /// GEMM path, and a band of the second reads at most a quarter of the first's output rows; never on OpenBLAS
-    /// (the first's rows would be computed in products whose shapes depend on the split, and OpenBLAS's bits
+    /// GEMM path in float32, and a band of the second reads at most a quarter of the first's output rows; never on
+    /// OpenBLAS (the first's rows would be computed in products whose shapes depend on the split, and OpenBLAS's bits
     /// depend on the shape: `GEMM.multiplyWithBLAS`).
     static func fusesIntoNext(_ first: ConvolutionPlan, _ second: ConvolutionPlan, secondLayer: Layer, firstOutputHeight: Int,
                               family: KernelFamily = .active) -> Bool {
         guard family.hasOwnKernel, case .gemmBands = first.algorithm, case .gemmBands(let rows) = second.algorithm,
-              first.weights == .float, second.weights == .float else { return false }
+              first.weights == .float, second.weights == .float, first.precision == .fp32, second.precision == .fp32
+        else { return false }
         return 4 * ((rows - 1) * secondLayer.stride + secondLayer.size) <= firstOutputHeight
     }
 

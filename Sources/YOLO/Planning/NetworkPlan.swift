@@ -8,13 +8,18 @@
     public var threadCaps: [Int]
     /// The most threads a pass uses.
     public var threads: Int
+    /// Per layer: how its output is stored (float, or u8 between int8 layers; `tensorFormats`).
+    public var outputs: [TensorFormat]
 
     /// The plan of `description` at the sizes in `geometry`.
     ///
     /// - Parameters:
     ///   - lutCodes: the convolutions whose weights stay as LUT codes (`WeightResidency.codes`).
+    ///   - int8: the convolutions whose weights are int8, with their activations' quantization; they run in
+    ///     int8 on `int8Kernel`, or in float when it is nil (a family without int8 kernels).
     ///   - algorithm: `.auto`, or one algorithm for every convolution it applies to (no fusion then).
     public init(description: ModelDescription, geometry: [LayerGeometry], lutCodes: Set<Int> = [],
+                int8: [Int: Int8Quantization] = [:], int8Kernel: Int8KernelFamily? = nil,
                 algorithm: ConvolutionAlgorithm = .auto, threads: Int, family: KernelFamily = .active) {
         let threads = max(1, threads)
         self.threads = threads
@@ -26,12 +31,13 @@
                                                  stride: s.stride, padding: s.padding)
             layers[index] = layer
             plans[index] = ConvolutionPlanner.plan(layer, algorithm: algorithm, lutCodes: lutCodes.contains(index),
-                                                   threads: threads, family: family)
+                                                   int8: int8[index] != nil ? int8Kernel : nil, threads: threads, family: family)
         }
         if algorithm == .auto {
             Self.planFusions(&plans, layers: layers, description: description, geometry: geometry, family: family)
         }
         convolutions = plans
+        outputs = Self.tensorFormats(description: description, geometry: geometry, plans: plans, int8: int8)
         let flops = LayerTable(description: description, geometry: geometry).rows.map(\.flops)
         threadCaps = zip(flops, geometry).map { ConvolutionPlanner.threadCap(flops: $0, outputs: $1.outputShape.count, threads: threads) }
     }
@@ -44,7 +50,8 @@
         let heads = Set(description.heads.map(\.index))
         for index in description.layers.indices.dropFirst() {
             let first = index - 1
-            guard let plan = plans[first], let layer = layers[first], plan.weights == .float, !heads.contains(first),
+            guard let plan = plans[first], let layer = layers[first], plan.weights == .float, plan.precision == .fp32,
+                  !heads.contains(first),
                   first == 0 || plans[first - 1]?.fusion == nil,
                   !geometry.indices.contains(where: { $0 != index && geometry[$0].inputs.contains(first) }),
                   geometry[index].inputs == [first] else { continue }
@@ -81,7 +88,15 @@
             let output = "\(geometry[index].outputShape.width)x\(geometry[index].outputShape.height)x\(geometry[index].outputShape.channels)"
             var line = String(index).leftPadded(5) + "  " + type.padding(toLength: 13, withPad: " ", startingAt: 0) + "  "
                 + output.padding(toLength: 14, withPad: " ", startingAt: 0) + "  " + String(threadCaps[index]).leftPadded(7)
-            if let plan = convolutions[index] { line += "  " + plan.description }
+            if let plan = convolutions[index] {
+                line += "  " + plan.description
+                if plan.precision != .fp32 {
+                    let input = geometry[index].inputs[0]
+                    line += "; \(input >= 0 ? outputs[input].name : "float") in, \(outputs[index].name) out"
+                }
+            } else if case .bytes = outputs[index] {
+                line += "  on u8"
+            }
             lines.append(line)
         }
         return lines.joined(separator: "\n")

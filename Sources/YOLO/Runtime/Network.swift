@@ -28,8 +28,11 @@
     ///
     /// - Throws: `YOLOError.invalidConfig` when the layers' shapes do not fit at that size,
     ///   `.invalidArgument` for a size outside 1...8192 or one that needs more memory than `memoryBudget`.
+    /// `int8Kernel` runs the model's int8 layers (default: the active family's, `KernelFamily.int8Kernel`); nil
+    /// runs them in float.
     public init(model: Model, width: Int? = nil, height: Int? = nil, algorithm: ConvolutionAlgorithm = .auto,
-                memoryBudget: Int = MemoryBudget.defaultBytes, threads: Int = Threading.defaultThreadCount) throws {
+                memoryBudget: Int = MemoryBudget.defaultBytes, threads: Int = Threading.defaultThreadCount,
+                int8Kernel: Int8KernelFamily? = KernelFamily.active.int8Kernel) throws {
         let description = model.description
         let threads = max(1, threads)
         let width = width ?? description.inputShape.width
@@ -37,7 +40,8 @@
         let geometry = try Network.checkMemory(description, width: width, height: height, budget: memoryBudget,
                                                threads: threads)
         let plan = NetworkPlan(description: description, geometry: geometry, lutCodes: Set(model.quantizedConvolutions.keys),
-                               algorithm: algorithm, threads: threads)
+                               int8: model.int8Quantization, int8Kernel: int8Kernel, algorithm: algorithm, threads: threads)
+        func format(_ source: Int) -> TensorFormat { source < 0 ? .float : plan.outputs[source] }
         var layers: [any Layer] = []
         for (index, spec) in description.layers.enumerated() {
             let g = geometry[index]
@@ -48,7 +52,15 @@
                                                      threads: threads))
                     continue
                 }
-                guard let parameters = model.convolutions[index] else {
+                if case .int8(let name) = plan.convolutions[index]!.precision, let int8 = model.int8Convolutions[index],
+                   let kernel = Int8KernelFamily.named(name) {
+                    layers.append(try Int8Convolution(model: model, layer: index, spec: s, geometry: g, parameters: int8,
+                                                      plan: plan.convolutions[index]!, kernel: kernel,
+                                                      inputIsFloat: format(g.inputs[0]) == .float,
+                                                      writesBytes: plan.outputs[index] != .float))
+                    continue
+                }
+                guard let parameters = model.convolutions[index] ?? model.int8Convolutions[index]?.expanded() else {
                     throw YOLOError.invalidConfig(path: description.path, line: s.line, message: "layer \(index) has no weights")
                 }
                 let expected = s.filters * g.inputShapes[0].channels * s.size * s.size
@@ -65,16 +77,19 @@
                     layers.append(convolution)
                 }
             case .maxPool(let s):
-                let pool = MaxPool(input: g.inputs[0], inputShape: g.inputShapes[0], size: s.size, stride: s.stride, padding: s.padding)
+                let pool = MaxPool(input: g.inputs[0], inputShape: g.inputShapes[0], size: s.size, stride: s.stride, padding: s.padding,
+                                   bytes: plan.outputs[index].elementBytes == 1)
                 if index > 0, case .maxPool(let rows)? = plan.convolutions[index - 1]?.fusion, let convolution = layers[index - 1] as? Convolution {
                     layers.append(ConvolutionMaxPool(unchecked: pool, convolution: convolution, convolutionIndex: index - 1, bandRows: rows))
                 } else {
                     layers.append(pool)
                 }
             case .upsample(let s):
-                layers.append(Upsample(input: g.inputs[0], inputShape: g.inputShapes[0], stride: s.stride, scale: s.scale))
+                layers.append(Upsample(input: g.inputs[0], inputShape: g.inputShapes[0], stride: s.stride, scale: s.scale,
+                                       bytes: plan.outputs[index].elementBytes == 1))
             case .route(let s):
-                layers.append(Route(inputs: g.inputs, inputShapes: g.inputShapes, groups: s.groups, groupIndex: s.groupIndex))
+                layers.append(Route(inputs: g.inputs, inputShapes: g.inputShapes, groups: s.groups, groupIndex: s.groupIndex,
+                                    elementBytes: plan.outputs[index].elementBytes))
             case .shortcut(let s):
                 layers.append(Shortcut(previous: g.inputs[0], from: s.from, shape: g.outputShape, activation: s.activation))
             case .yolo(let s):

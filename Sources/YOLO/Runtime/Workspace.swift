@@ -6,8 +6,10 @@ import Foundation
 /// Reused across forward passes, so after the first pass nothing is allocated. Not thread-safe:
 /// give each concurrent caller its own workspace (the `Network` itself can be shared).
 @_spi(Engine) public final class Workspace {
-    /// Offsets (in floats) of each layer's output in `arena`.
+    /// Offsets (in bytes) of each layer's output in `arena`.
     private let offsets: [Int]
+    /// How each layer's output is stored (`NetworkPlan.outputs`: float, or u8 between int8 layers).
+    public let formats: [TensorFormat]
     private let shapes: [Shape]
     private let arena: UnsafeMutablePointer<Float>
     /// Floats in `arena`.
@@ -48,7 +50,10 @@ import Foundation
         let (skipped, fusing) = Workspace.skips(network, keeping: keeping)
         self.skipped = skipped
         self.fusing = fusing
-        let (offsets, total) = Workspace.place(network.layers, keeping: keeping, skipped: skipped)
+        formats = network.plan.outputs
+        let (offsets, totalBytes) = Workspace.placeBytes(network.layers, keeping: keeping, skipped: skipped,
+                                                         elementBytes: formats.map(\.elementBytes))
+        let total = totalBytes / 4
         self.kept = keeping
         let scratchCount = network.layers.map(\.scratchCount).max() ?? 0
         // 64-byte aligned (a cache line, one AVX-512 vector): every offset below is a multiple of 16 floats.
@@ -73,7 +78,7 @@ import Foundation
         // Fill the table once; only entries that point at the network input change per pass.
         for (layer, inputs) in inputIndices.enumerated() {
             for (k, source) in inputs.enumerated() where source >= 0 {
-                pointerTable[starts[layer] + k] = UnsafePointer(arena + offsets[source])
+                pointerTable[starts[layer] + k] = UnsafePointer(address(arena, offsets[source]))
             }
         }
     }
@@ -96,8 +101,9 @@ import Foundation
 
     /// The bytes `init(for:pool:keeping:)` would allocate for its arena, computed without allocating.
     public static func byteCount(for network: Network, keeping: Set<Int>?) -> Int {
-        let (_, total) = place(network.layers, keeping: keeping, skipped: skips(network, keeping: keeping).skipped)
-        return (total + (network.layers.map(\.scratchCount).max() ?? 0) + 16) * MemoryLayout<Float>.stride
+        let (_, totalBytes) = placeBytes(network.layers, keeping: keeping, skipped: skips(network, keeping: keeping).skipped,
+                                         elementBytes: network.plan.outputs.map(\.elementBytes))
+        return (totalBytes / 4 + (network.layers.map(\.scratchCount).max() ?? 0) + 16) * MemoryLayout<Float>.stride
     }
 
     /// A workspace with a pool of its own for `threads` threads (0: the network's `maxThreads`; the pool's
@@ -110,6 +116,12 @@ import Foundation
     deinit {
         arena.deallocate()
         pointerTable.deallocate()
+    }
+
+    /// The output at `offset` bytes into `arena`, typed as the layers' `LayerIO` takes it (a u8 output is
+    /// rebound by the layer that reads it; it may not be 4-byte aligned).
+    private func address(_ arena: UnsafeMutablePointer<Float>, _ offset: Int) -> UnsafeMutablePointer<Float> {
+        UnsafeMutablePointer(OpaquePointer(UnsafeMutableRawPointer(arena) + offset))
     }
 
     func isBuilt(for network: Network) -> Bool {
@@ -128,7 +140,7 @@ import Foundation
 
     func io(for layer: Int) -> LayerIO {
         LayerIO(inputs: UnsafeBufferPointer(start: pointerTable + tableStarts[layer], count: inputIndices[layer].count),
-                output: arena + offsets[layer], scratch: scratch, threads: threads > 1 ? min(layerThreads[layer], pool.availableThreads) : 1, fused: fusing[layer])
+                output: address(arena, offsets[layer]), scratch: scratch, threads: threads > 1 ? min(layerThreads[layer], pool.availableThreads) : 1, fused: fusing[layer])
     }
 
     /// True when the forward pass does not run `layer`: a later layer computes it, fused, and its
@@ -136,16 +148,20 @@ import Foundation
     public func skips(_ layer: Int) -> Bool { skipped[layer] }
 
     /// The output of `layer` from the last forward pass (valid until the next pass).
-    /// - Precondition: the workspace keeps that layer's output (see `init(for:threads:keeping:)`).
+    /// - Precondition: the workspace keeps that layer's output (see `init(for:threads:keeping:)`), and it is
+    ///   float (`formats`; `tensor(of:)` also reads u8 outputs).
     public func output(of layer: Int) -> UnsafeBufferPointer<Float> {
         precondition(kept?.contains(layer) ?? true, "Workspace.output(of: \(layer)): this workspace does not keep that layer's output")
-        return UnsafeBufferPointer(start: arena + offsets[layer], count: shapes[layer].count)
+        precondition(formats[layer] == .float, "Workspace.output(of: \(layer)): the output is u8 codes (use tensor(of:))")
+        return UnsafeBufferPointer(start: address(arena, offsets[layer]), count: shapes[layer].count)
     }
 
-    /// A copy of the output of `layer` as a tensor.
+    /// A copy of the output of `layer` as a float tensor (u8 outputs are dequantized).
     public func tensor(of layer: Int) -> Tensor {
         precondition(kept?.contains(layer) ?? true, "Workspace.tensor(of: \(layer)): this workspace does not keep that layer's output")
-        return Tensor(shape: shapes[layer], copying: arena + offsets[layer])
+        guard case .bytes(let q) = formats[layer] else { return Tensor(shape: shapes[layer], copying: address(arena, offsets[layer])) }
+        let codes = UnsafeRawPointer(arena) + offsets[layer]
+        return Tensor(shape: shapes[layer], values: (0..<shapes[layer].count).map { q.value(codes.load(fromByteOffset: $0, as: UInt8.self)) })
     }
 
     // MARK: - Memory plan
@@ -160,8 +176,16 @@ import Foundation
     /// placed largest first at the lowest offset that overlaps no root alive at the same time (a greedy
     /// interval packing). Skipped layers take no memory.
     static func place(_ layers: [any Layer], keeping: Set<Int>?, skipped: [Bool]) -> (offsets: [Int], total: Int) {
-        place(counts: layers.indices.map { skipped[$0] ? 0 : layers[$0].outputShape.count }, inputs: layers.map(\.inputs),
-              keeping: keeping, aliases: routeAliases(layers, skipped: skipped))
+        let (offsets, total) = placeBytes(layers, keeping: keeping, skipped: skipped, elementBytes: layers.map { _ in 4 })
+        return (offsets.map { $0 / 4 }, total / 4)
+    }
+
+    /// `place` in bytes, for outputs of `elementBytes` bytes per value (4 float, 1 u8); a route and the sources
+    /// it aliases have the same element size (`NetworkPlan.tensorFormats`).
+    static func placeBytes(_ layers: [any Layer], keeping: Set<Int>?, skipped: [Bool],
+                           elementBytes: [Int]) -> (offsets: [Int], total: Int) {
+        placeBytes(counts: layers.indices.map { skipped[$0] ? 0 : layers[$0].outputShape.count }, elementBytes: elementBytes,
+                   inputs: layers.map(\.inputs), keeping: keeping, aliases: routeAliases(layers, skipped: skipped))
     }
 
     /// Where a layer's output lives inside another's instead of on its own: `parent`'s output, `offset`
@@ -196,6 +220,15 @@ import Foundation
     /// `aliases` as `routeAliases` gives them (nil: none).
     static func place(counts: [Int], inputs: [[Int]], keeping: Set<Int>?,
                       aliases: [(parent: Int, offset: Int)?]? = nil) -> (offsets: [Int], total: Int) {
+        let (offsets, total) = placeBytes(counts: counts, elementBytes: counts.map { _ in 4 }, inputs: inputs, keeping: keeping,
+                                          aliases: aliases)
+        return (offsets.map { $0 / 4 }, total / 4)
+    }
+
+    /// `place(counts:inputs:keeping:aliases:)` in bytes, each output `elementBytes` bytes per value (alias offsets
+    /// count values); every root starts on a 64-byte boundary.
+    static func placeBytes(counts: [Int], elementBytes: [Int], inputs: [[Int]], keeping: Set<Int>?,
+                           aliases: [(parent: Int, offset: Int)?]? = nil) -> (offsets: [Int], total: Int) {
         let layers = inputs.indices
         // Each layer's root and its offset inside the root.
         var root = Array(layers)
@@ -209,7 +242,8 @@ import Foundation
                 (root[index], within[index]) = (current, offset)
             }
         }
-        let sizes = layers.map { root[$0] == $0 ? (counts[$0] + 15) / 16 * 16 : 0 }
+        let sizes = layers.map { root[$0] == $0 ? (counts[$0] * elementBytes[$0] + 63) / 64 * 64 : 0 }
+        within = layers.map { within[$0] * elementBytes[$0] }
         var offsets = [Int](repeating: 0, count: layers.count)
         guard let keeping else {
             var total = 0

@@ -1,0 +1,127 @@
+/// The entry points and data layouts of one int8 GEMM micro-kernel (`u8 × s8 → s32`): AVX512-VNNI's
+/// `vpdpbusd` (YOLOKernelsVNNI) or AVX2's `vpmaddwd` on operands widened to 16 bits (YOLOKernelsAVX2).
+/// Like `TileKernel`, the entry points are C function pointers with C-representable arguments, the only
+/// way the ISA code runs.
+///
+/// **The product.** `C[r, j] = epilogue(Σ_k A[r, k] · B[k, j])`: A is the weights (s8), B the unfolded
+/// activations (u8), the sums exact in s32 (|Σ| < 2³¹ for K < 66,000), then the epilogue in registers
+/// (`Int8Epilogue`): zero-point compensation, scale, bias, activation, and either a u8 store
+/// (requantized) or a float store.
+///
+/// **Layouts.** K is padded to a multiple of 4 (`paddedK`); the padding weights are 0, so B's padding
+/// rows may hold anything. Elements are `elementBytes` wide (1: s8/u8; 2: s16, the bytes widened) and
+/// grouped by `group` consecutive k (4 for `vpdpbusd`'s quads, 2 for `vpmaddwd`'s pairs):
+/// - A, per panel of `tileRows` rows (the last one zero-padded): `[K/group][tileRows][group]` elements,
+///   so one row's group is one 32-bit broadcast;
+/// - B, per block of `tileColumns` columns (zero-padded): `[K/group][tileColumns][group]` elements, so one
+///   column's group is one 32-bit lane.
+public struct Int8Kernel: Sendable {
+    /// A column of tiles: for the panels of A `aStride` bytes apart (rows `0 ..< rows` of C; the last
+    /// panel may be partial) against one packed block of B, `C = epilogue(A · B)` for all `tileColumns`
+    /// columns of the block, C's rows `ldc` elements apart (u8 or float, as the epilogue says):
+    /// `(steps, a, aStride, b, c, ldc, rows, epilogue)`, `steps` = `paddedK / group`, `epilogue` an
+    /// `Int8Epilogue` whose per-row arrays start at row 0.
+    public typealias Sweep = @convention(c) (
+        Int, UnsafeRawPointer, Int, UnsafeRawPointer, UnsafeMutableRawPointer, Int, Int, UnsafeRawPointer) -> Void
+    /// Packs `columns` (≤ `tileColumns`) columns of B's `k` rows (u8, rows `ld` bytes apart) into one block
+    /// at `target` (`blockBytes(k)` bytes, padding zero): `(k, source, ld, columns, target)`.
+    public typealias PackB = @convention(c) (Int, UnsafePointer<UInt8>, Int, Int, UnsafeMutableRawPointer) -> Void
+    /// Quantizes `count` floats to u8 codes, `Int8Epilogue.code(x · reciprocal, zeroPoint)` each (a float input
+    /// entering an int8 layer): `(count, source, reciprocal, zeroPoint, target)`.
+    public typealias Quantize = @convention(c) (Int, UnsafePointer<Float>, Float, Float, UnsafeMutablePointer<UInt8>) -> Void
+
+    /// Rows × columns of C one tile computes.
+    public let tileRows: Int
+    public let tileColumns: Int
+    /// Consecutive k values in one 32-bit group (4: u8 quads; 2: s16 pairs).
+    public let group: Int
+    /// Bytes of one element of the packed A and B (1, or 2 when widened to s16).
+    public let elementBytes: Int
+    public let sweep: Sweep
+    public let packB: PackB
+    public let quantize: Quantize
+
+    public init(tileRows: Int, tileColumns: Int, group: Int, elementBytes: Int, sweep: Sweep, packB: PackB, quantize: Quantize) {
+        precondition(group * elementBytes == 4, "Int8Kernel: a group is one 32-bit lane")
+        (self.tileRows, self.tileColumns, self.group, self.elementBytes) = (tileRows, tileColumns, group, elementBytes)
+        self.sweep = sweep
+        self.packB = packB
+        self.quantize = quantize
+    }
+
+    /// K rounded up to a multiple of 4.
+    @inlinable public static func paddedK(_ k: Int) -> Int { (k + 3) / 4 * 4 }
+
+    /// Bytes of one packed block of B for `k` rows.
+    @inlinable public func blockBytes(_ k: Int) -> Int { Int8Kernel.paddedK(k) * tileColumns * elementBytes }
+
+    /// Bytes of one packed panel of A for `k` columns.
+    @inlinable public func panelBytes(_ k: Int) -> Int { Int8Kernel.paddedK(k) * tileRows * elementBytes }
+}
+
+/// What an int8 tile does with each exact sum `acc` of row `r` (the same IEEE operations in every kernel
+/// and in `value`, so every kernel gives the same bits):
+///
+///     f = activation(Float(acc + compensation[r]) · multipliers[r] + biases[r])
+///     u8 output:    q = roundToNearestEven(min(max(f + zeroPoint, 0), 255))
+///     float output: f
+///
+/// (two roundings, `·` then `+`: no fused multiply-add). For a layer with input `x ≈ sᵢ(q − zᵢ)`, weights
+/// `w ≈ s_w[r]·w_q` and output `y ≈ sₒ(q − zₒ)`: `compensation[r] = −zᵢ·Σₖ w_q[r, k]`, `multipliers[r] =
+/// s_w[r]·sᵢ/sₒ`, `biases[r] = b[r]/sₒ` and `zeroPoint = zₒ` (u8 output; a piecewise-linear activation
+/// commutes with the division by `sₒ > 0`), or `s_w[r]·sᵢ`, `b[r]` (float output).
+@frozen
+public struct Int8Epilogue {
+    public var compensation: UnsafePointer<Int32>
+    public var multipliers: UnsafePointer<Float>
+    public var biases: UnsafePointer<Float>
+    /// `Activation.code`.
+    public var activation: Int
+    /// The u8 output's zero point (unused for float output).
+    public var zeroPoint: Float
+    /// True: C holds u8; false: float.
+    public var bytes: Bool
+
+    @inlinable
+    public init(compensation: UnsafePointer<Int32>, multipliers: UnsafePointer<Float>, biases: UnsafePointer<Float>,
+                activation: Int, zeroPoint: Float, bytes: Bool) {
+        (self.compensation, self.multipliers, self.biases) = (compensation, multipliers, biases)
+        (self.activation, self.zeroPoint, self.bytes) = (activation, zeroPoint, bytes)
+    }
+
+    /// Bytes of one element of C.
+    @inlinable public var outputBytes: Int { bytes ? 1 : 4 }
+
+    /// The epilogue of the rows from `row` on.
+    @inlinable
+    public func rows(from row: Int) -> Int8Epilogue {
+        Int8Epilogue(compensation: compensation + row, multipliers: multipliers + row, biases: biases + row,
+                     activation: activation, zeroPoint: zeroPoint, bytes: bytes)
+    }
+
+    /// The float value of sum `acc` of row `row`, before the u8 rounding (the reference the kernels match).
+    @inlinable
+    public func real(_ acc: Int32, row: Int) -> Float {
+        let x = Float(acc &+ compensation[row])
+        let scaled = x * multipliers[row]
+        return Activation(code: activation)(scaled + biases[row])
+    }
+
+    /// The u8 code of sum `acc` of row `row` (`bytes` output).
+    @inlinable
+    public func code(_ acc: Int32, row: Int) -> UInt8 {
+        Int8Epilogue.code(real(acc, row: row), zeroPoint: zeroPoint)
+    }
+
+    /// `roundToNearestEven(min(max(f + zeroPoint, 0), 255))` (NaN: 0). Rounded by adding and subtracting
+    /// 1.5 · 2²³, which leaves the nearest integer (ties to even) of any value in 0...255 under the default
+    /// rounding mode, in two baseline instructions (`rounded(.toNearestOrEven)` is a library call on x86-64
+    /// without SSE4.1).
+    @inlinable
+    public static func code(_ f: Float, zeroPoint: Float) -> UInt8 {
+        let shifted = f + zeroPoint
+        let clamped: Float = shifted > 0 ? (shifted < 255 ? shifted : 255) : 0
+        let magic: Float = 12_582_912
+        return UInt8((clamped + magic) - magic)
+    }
+}

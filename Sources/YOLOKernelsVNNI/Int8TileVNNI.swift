@@ -1,0 +1,156 @@
+// The AVX512-VNNI int8 GEMM micro-kernel. This target is compiled for cascadelake (skylake-avx512 + VNNI,
+// Package.swift), so nothing here may run before the CPU check (`Int8KernelFamily`): its only entry points are
+// `vnniInt8Sweep` and `vnniInt8PackB`, reached through `Int8Kernel` function pointers.
+import Swift
+import YOLOKernels
+
+/// `Int8Kernel.Sweep` for 6 × 64 tiles: per step (4 values of k), 64 columns of B (4 vectors of 16 lanes,
+/// each lane one column's 4 bytes) and one 32-bit broadcast of A per row (folded into `vpdpbusd`'s memory
+/// operand), 24 `vpdpbusd` into 24 accumulators (16 × s32 each). The sums never leave the registers before
+/// the epilogue.
+public func vnniInt8Sweep(_ steps: Int, _ a: UnsafeRawPointer, _ aStride: Int, _ b: UnsafeRawPointer,
+                          _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int, _ epilogue: UnsafeRawPointer) {
+    #if arch(x86_64)
+    let e = epilogue.load(as: Int8Epilogue.self)
+    var (panel, first) = (a, 0)
+    while first < rows {
+        VNNITile.tile(steps, panel, b, c + first * ldc * e.outputBytes, ldc, min(6, rows - first), e.rows(from: first))
+        panel += aStride
+        first += 6
+    }
+    #endif
+}
+
+/// `Int8Kernel.PackB` for 64-column blocks of quads: `[k/4][64][4]` bytes.
+public func vnniInt8PackB(_ k: Int, _ source: UnsafePointer<UInt8>, _ ld: Int, _ columns: Int,
+                          _ target: UnsafeMutableRawPointer) {
+    #if arch(x86_64)
+    var out = target
+    for first in Swift.stride(from: 0, to: k, by: 4) {
+        if columns == 64 && first + 4 <= k {
+            let r0 = UnsafeRawPointer(source + first * ld), r1 = r0 + ld, r2 = r1 + ld, r3 = r2 + ld
+            for j in Swift.stride(from: 0, to: 64, by: 16) {
+                let q0 = widened(r0.loadUnaligned(fromByteOffset: j, as: SIMD16<UInt8>.self))
+                let q1 = widened(r1.loadUnaligned(fromByteOffset: j, as: SIMD16<UInt8>.self))
+                let q2 = widened(r2.loadUnaligned(fromByteOffset: j, as: SIMD16<UInt8>.self))
+                let q3 = widened(r3.loadUnaligned(fromByteOffset: j, as: SIMD16<UInt8>.self))
+                out.storeBytes(of: interleavedQuads(q0, q1, q2, q3), toByteOffset: 4 * j, as: SIMD16<UInt32>.self)
+            }
+        } else {
+            let bytes = out.assumingMemoryBound(to: UInt8.self)
+            for j in 0..<64 {
+                for t in 0..<4 {
+                    bytes[4 * j + t] = j < columns && first + t < k ? source[(first + t) * ld + j] : 0
+                }
+            }
+        }
+        out += 256
+    }
+    #endif
+}
+
+/// `Int8Kernel.Quantize`, 16 values per step.
+public func vnniInt8Quantize(_ count: Int, _ source: UnsafePointer<Float>, _ reciprocal: Float, _ zeroPoint: Float,
+                             _ target: UnsafeMutablePointer<UInt8>) {
+    #if arch(x86_64)
+    let (r, z) = (Floatx16(repeating: reciprocal), Floatx16(repeating: zeroPoint))
+    var i = 0
+    while i + 16 <= count {
+        let x = UnsafeRawPointer(source + i).loadUnaligned(as: Floatx16.self)
+        UnsafeMutableRawPointer(target + i).storeBytes(of: lowBytes(clampedRoundedCodes(x * r + z)), as: SIMD16<UInt8>.self)
+        i += 16
+    }
+    while i < count {
+        target[i] = Int8Epilogue.code(source[i] * reciprocal, zeroPoint: zeroPoint)
+        i += 1
+    }
+    #endif
+}
+
+enum VNNITile {
+    /// One 6 × 64 tile (`rows` of its rows stored; A's panel is zero-padded, so all six are multiplied).
+    @inline(never)
+    static func tile(_ steps: Int, _ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ c: UnsafeMutableRawPointer,
+                     _ ldc: Int, _ rows: Int, _ e: Int8Epilogue) {
+        var c00 = Int32x16(), c01 = Int32x16(), c02 = Int32x16(), c03 = Int32x16()
+        var c10 = Int32x16(), c11 = Int32x16(), c12 = Int32x16(), c13 = Int32x16()
+        var c20 = Int32x16(), c21 = Int32x16(), c22 = Int32x16(), c23 = Int32x16()
+        var c30 = Int32x16(), c31 = Int32x16(), c32 = Int32x16(), c33 = Int32x16()
+        var c40 = Int32x16(), c41 = Int32x16(), c42 = Int32x16(), c43 = Int32x16()
+        var c50 = Int32x16(), c51 = Int32x16(), c52 = Int32x16(), c53 = Int32x16()
+        var (ap, bp) = (a, b)
+        for _ in 0..<steps {
+            let b0 = bp.loadUnaligned(as: Int32x16.self)
+            let b1 = bp.loadUnaligned(fromByteOffset: 64, as: Int32x16.self)
+            let b2 = bp.loadUnaligned(fromByteOffset: 128, as: Int32x16.self)
+            let b3 = bp.loadUnaligned(fromByteOffset: 192, as: Int32x16.self)
+            var w = Int32x16(repeating: ap.loadUnaligned(as: Int32.self))
+            c00 = dotProductAccumulate(c00, b0, w); c01 = dotProductAccumulate(c01, b1, w)
+            c02 = dotProductAccumulate(c02, b2, w); c03 = dotProductAccumulate(c03, b3, w)
+            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 4, as: Int32.self))
+            c10 = dotProductAccumulate(c10, b0, w); c11 = dotProductAccumulate(c11, b1, w)
+            c12 = dotProductAccumulate(c12, b2, w); c13 = dotProductAccumulate(c13, b3, w)
+            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 8, as: Int32.self))
+            c20 = dotProductAccumulate(c20, b0, w); c21 = dotProductAccumulate(c21, b1, w)
+            c22 = dotProductAccumulate(c22, b2, w); c23 = dotProductAccumulate(c23, b3, w)
+            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 12, as: Int32.self))
+            c30 = dotProductAccumulate(c30, b0, w); c31 = dotProductAccumulate(c31, b1, w)
+            c32 = dotProductAccumulate(c32, b2, w); c33 = dotProductAccumulate(c33, b3, w)
+            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 16, as: Int32.self))
+            c40 = dotProductAccumulate(c40, b0, w); c41 = dotProductAccumulate(c41, b1, w)
+            c42 = dotProductAccumulate(c42, b2, w); c43 = dotProductAccumulate(c43, b3, w)
+            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 20, as: Int32.self))
+            c50 = dotProductAccumulate(c50, b0, w); c51 = dotProductAccumulate(c51, b1, w)
+            c52 = dotProductAccumulate(c52, b2, w); c53 = dotProductAccumulate(c53, b3, w)
+            ap += 24
+            bp += 256
+        }
+        let rowBytes = ldc * e.outputBytes
+        withInt8Activation(e.activation) { activation in
+            store(c, 0, e, activation, c00, c01, c02, c03)
+            if rows > 1 { store(c + 1 * rowBytes, 1, e, activation, c10, c11, c12, c13) }
+            if rows > 2 { store(c + 2 * rowBytes, 2, e, activation, c20, c21, c22, c23) }
+            if rows > 3 { store(c + 3 * rowBytes, 3, e, activation, c30, c31, c32, c33) }
+            if rows > 4 { store(c + 4 * rowBytes, 4, e, activation, c40, c41, c42, c43) }
+            if rows > 5 { store(c + 5 * rowBytes, 5, e, activation, c50, c51, c52, c53) }
+        }
+    }
+
+    /// Row `r` of the tile through the epilogue (`Int8Epilogue`), stored at `p`: 64 bytes or 64 floats.
+    @inline(__always)
+    static func store(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ activation: (Floatx16) -> Floatx16,
+                      _ v0: Int32x16, _ v1: Int32x16, _ v2: Int32x16, _ v3: Int32x16) {
+        let compensation = Int32x16(repeating: e.compensation[r])
+        let multiplier = Floatx16(repeating: e.multipliers[r]), bias = Floatx16(repeating: e.biases[r])
+        let f0 = activation(toFloat(v0 &+ compensation) * multiplier + bias)
+        let f1 = activation(toFloat(v1 &+ compensation) * multiplier + bias)
+        let f2 = activation(toFloat(v2 &+ compensation) * multiplier + bias)
+        let f3 = activation(toFloat(v3 &+ compensation) * multiplier + bias)
+        if e.bytes {
+            let zero = Floatx16(repeating: e.zeroPoint)
+            p.storeBytes(of: lowBytes(clampedRoundedCodes(f0 + zero)), as: SIMD16<UInt8>.self)
+            p.storeBytes(of: lowBytes(clampedRoundedCodes(f1 + zero)), toByteOffset: 16, as: SIMD16<UInt8>.self)
+            p.storeBytes(of: lowBytes(clampedRoundedCodes(f2 + zero)), toByteOffset: 32, as: SIMD16<UInt8>.self)
+            p.storeBytes(of: lowBytes(clampedRoundedCodes(f3 + zero)), toByteOffset: 48, as: SIMD16<UInt8>.self)
+        } else {
+            p.storeBytes(of: f0, as: Floatx16.self)
+            p.storeBytes(of: f1, toByteOffset: 64, as: Floatx16.self)
+            p.storeBytes(of: f2, toByteOffset: 128, as: Floatx16.self)
+            p.storeBytes(of: f3, toByteOffset: 192, as: Floatx16.self)
+        }
+    }
+}
+
+/// `Activation.withVectorFunction` for this kernel's vectors, with the same operations (so the same bits), but
+/// its closures defined in this target: code compiled for this ISA stays named in this module (a specialization
+/// of the generic one would be emitted with shared linkage, and check-isa.sh rejects it).
+@inline(__always)
+func withInt8Activation(_ code: Int, _ body: ((Floatx16) -> Floatx16) -> Void) {
+    let activation = Activation(code: code)
+    switch activation {
+    case .linear: body { $0 }
+    case .leaky: body { Activation.positiveOr($0, $0 * 0.1) }
+    case .relu: body { Activation.positiveOr($0, Floatx16()) }
+    case .logistic, .mish, .swish: body { Activation.scalarLanes(activation, $0) }
+    }
+}

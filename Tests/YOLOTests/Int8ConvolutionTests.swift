@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+@_spi(Engine) @testable import YOLO
+import YOLOKernels
+import YOLOTestSupport
+
+/// `Int8Convolution` (every int8 kernel this CPU runs, 1 to 3 threads, both splits) against a plain integer
+/// convolution of the same codes through the scalar epilogue (equal bits), and against the float convolution of
+/// the original weights and input within the quantization's bound: per output, Σ over taps of
+/// `|w|·sᵢ/2 + |x|·s_w/2 + sᵢ·s_w/4` (input rounding, weight rounding, both), plus `sₒ/2` for a u8 output.
+@Suite struct Int8ConvolutionTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        let channels: Int, height: Int, width: Int, filters: Int, size: Int, stride: Int, padding: Int
+        let activation: Activation
+        var testDescription: String { "\(channels)x\(height)x\(width) -> \(filters) \(size)x\(size)/\(stride) pad \(padding) \(activation)" }
+    }
+    static let cases: [Case] = [
+        Case(channels: 3, height: 13, width: 11, filters: 5, size: 3, stride: 1, padding: 1, activation: .leaky),
+        Case(channels: 8, height: 9, width: 9, filters: 7, size: 3, stride: 2, padding: 1, activation: .leaky),
+        Case(channels: 16, height: 7, width: 6, filters: 13, size: 1, stride: 1, padding: 0, activation: .linear),
+        Case(channels: 5, height: 20, width: 31, filters: 70, size: 3, stride: 1, padding: 1, activation: .relu),
+    ]
+
+    /// The float parameters, their int8 version and the input.
+    struct Setup {
+        let c: Case
+        let input: [Float], weights: [Float], biases: [Float]
+        let int8: Int8ConvolutionParameters
+        var shape: Shape { Shape(channels: c.channels, height: c.height, width: c.width) }
+
+        init(_ c: Case, outputQuantization: ActivationQuantization?) {
+            self.c = c
+            input = LayerTestSupport.values(c.channels * c.height * c.width, seed: 7).map { 2 * $0 + 0.5 }
+            weights = LayerTestSupport.values(c.filters * c.channels * c.size * c.size, seed: 11).map { $0 * 0.3 }
+            biases = LayerTestSupport.values(c.filters, seed: 13)
+            let q = weights.withUnsafeBufferPointer { Int8Weights(quantizing: $0, rows: c.filters) }
+            int8 = Int8ConvolutionParameters(weights: q, biases: FloatBuffer(biases), input: ActivationQuantization(covering: -1.5, 2.5),
+                                             output: outputQuantization)
+        }
+
+        func layer(kernel: Int8KernelFamily, threads: Int, algorithm: ConvolutionPlan.Algorithm, writesBytes: Bool) -> Int8Convolution {
+            let plan = ConvolutionPlan(algorithm: algorithm, weights: .float, fusion: nil, maxThreads: threads,
+                                       precision: .int8(kernel.name))
+            return Int8Convolution(input: -1, inputShape: shape, filters: c.filters, size: c.size, stride: c.stride, padding: c.padding,
+                                   activation: c.activation, parameters: int8, plan: plan, kernel: kernel, inputIsFloat: true,
+                                   writesBytes: writesBytes)
+        }
+
+        /// The plain integer convolution of the codes, through the scalar epilogue: float values, or u8 codes as floats.
+        func reference(_ layer: Int8Convolution) -> [Float] {
+            let out = layer.outputShape
+            let codes = input.map { int8.input.code($0) }
+            let values = int8.weights.values
+            var result = [Float](repeating: 0, count: out.count)
+            let e = layer.epilogue
+            for f in 0..<c.filters {
+                for oy in 0..<out.height {
+                    for ox in 0..<out.width {
+                        var acc: Int32 = 0
+                        for ch in 0..<c.channels {
+                            for ky in 0..<c.size {
+                                for kx in 0..<c.size {
+                                    let y = oy * c.stride + ky - c.padding, x = ox * c.stride + kx - c.padding
+                                    let code = y >= 0 && y < c.height && x >= 0 && x < c.width
+                                        ? codes[(ch * c.height + y) * c.width + x] : int8.input.zeroPoint
+                                    acc += Int32(values[((f * c.channels + ch) * c.size + ky) * c.size + kx]) * Int32(code)
+                                }
+                            }
+                        }
+                        let index = (f * out.height + oy) * out.width + ox
+                        result[index] = e.bytes ? Float(e.code(acc, row: f)) : e.real(acc, row: f)
+                    }
+                }
+            }
+            return result
+        }
+    }
+
+    static var kernels: [Int8KernelFamily] { Int8KernelFamily.all.filter(\.isSupported) }
+
+    @Test(arguments: cases)
+    func matchesThePlainIntegerConvolution(_ c: Case) {
+        for writesBytes in [false, true] {
+            let setup = Setup(c, outputQuantization: writesBytes ? ActivationQuantization(covering: -0.5, 3) : nil)
+            var first: [Float]?
+            for kernel in Self.kernels {
+                for threads in 1...3 {
+                    for split in [ConvolutionPlan.Algorithm.gemm(split: .columns), .gemm(split: .filters), .gemmBands(rows: 2)] {
+                        let layer = setup.layer(kernel: kernel, threads: threads, algorithm: split, writesBytes: writesBytes)
+                        var output = LayerTestSupport.run(layer, input: setup.input, threads: threads)
+                        if writesBytes {
+                            output = output.withUnsafeBytes { raw in (0..<layer.outputShape.count).map { Float(raw[$0]) } }
+                        }
+                        let expected = setup.reference(layer)
+                        let differing = zip(output, expected).filter { $0.bitPattern != $1.bitPattern }.count
+                        #expect(differing == 0, "\(kernel.name) \(threads) threads \(split) bytes \(writesBytes): \(differing) differ")
+                        if let first { #expect(output.map(\.bitPattern) == first.map(\.bitPattern)) } else { first = output }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test(arguments: cases)
+    func staysWithinTheQuantizationBoundOfTheFloatConvolution(_ c: Case) throws {
+        guard let kernel = Self.kernels.first else { return }
+        for q in [nil, ActivationQuantization(covering: -0.5, 3)] {
+            let setup = Setup(c, outputQuantization: q)
+            let layer = setup.layer(kernel: kernel, threads: 2, algorithm: .gemmBands(rows: 3), writesBytes: q != nil)
+            var output = LayerTestSupport.run(layer, input: setup.input, threads: 2)
+            if let q { output = output.withUnsafeBytes { raw in (0..<layer.outputShape.count).map { q.value(raw[$0]) } } }
+            let (expected, _) = LayerTestSupport.directConvolution(setup.input, shape: setup.shape, weights: setup.weights,
+                                                                   biases: setup.biases, filters: c.filters, size: c.size, stride: c.stride,
+                                                                   padding: c.padding, activation: c.activation)
+            let si = Double(setup.int8.input.scale)
+            let plane = layer.outputShape.planeCount
+            for (index, (got, want)) in zip(output, expected).enumerated() {
+                let f = index / plane
+                let sw = Double(setup.int8.weights.scales[f])
+                let taps = c.channels * c.size * c.size
+                let weightSum = (0..<taps).reduce(0.0) { $0 + abs(Double(setup.weights[f * taps + $1])) }
+                var bound = weightSum * si / 2 + Double(taps) * (2.5 * sw / 2 + si * sw / 4) + 1e-5
+                if let q {
+                    bound += Double(q.scale) / 2
+                    // Clipped outputs may be further off: compare with the clipped value.
+                    let (low, high) = q.range
+                    #expect(abs(Double(got) - Double(min(max(want, low), high))) <= bound, "output \(index): \(got) vs \(want), bound \(bound)")
+                } else {
+                    #expect(abs(Double(got) - Double(want)) <= bound, "output \(index): \(got) vs \(want), bound \(bound)")
+                }
+            }
+        }
+    }
+}

@@ -393,9 +393,9 @@ def main():
     parser.add_argument("--only")
     parser.add_argument("--detector-mb", type=float, default=512, help="the server's memory for networks and scratch (default: yolo serve's)")
     parser.add_argument("--idle-release", type=float, default=10, help="the server's --idle-release")
-    parser.add_argument("--margin-mb", type=float, default=192,
-                        help="RSS allowed beyond the detector's part: each running pass's resampled input (22 MB at 1344x1344) "
-                             "and what the C allocator keeps of freed memory")
+    parser.add_argument("--margin-mb", type=float, default=96,
+                        help="RSS allowed beyond the detector's part: what each running pass holds outside its workspace "
+                             "(its resampled input, 22 MB at 1344x1344, and its candidates)")
     parser.add_argument("--rate", type=float, default=5, help="requests a second per sender of the request attacks")
     args = parser.parse_args()
     names = args.only.split(",") if args.only else list(ATTACKS)

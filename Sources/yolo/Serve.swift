@@ -119,6 +119,7 @@ struct Serve: ParsableCommand, KernelSelecting {
         }
         let logger = Logger(label: "yolo.serve")
 
+        Self.returnLargeBlocksAtOnce()
         let start = ContinuousClock.now
         var settings = try threading.threading(threads: threads)
         settings.maximumConcurrentPasses = configuration.slots
@@ -157,5 +158,17 @@ struct Serve: ParsableCommand, KernelSelecting {
             throw YOLOError.invalidArgument("cannot serve on \(configuration.host):\(configuration.port): \(error)")
         }
         printError("yolo: stopped")
+    }
+
+    /// glibc's `mallopt(M_MMAP_THRESHOLD, 1 MiB)`, found at run time (Glibc's Swift module does not declare it):
+    /// every block of 1 MiB or more is mapped on its own and returned to the system when freed. By default the
+    /// threshold rises to the largest block freed (up to 32 MiB), and the per-pass buffers of large input
+    /// sizes then stay in the dispatch threads' heaps: 250 MiB beyond the detector's memory in the sizes
+    /// attack of scripts/serve-attack.py. Nothing where the C library has no such call.
+    private static func returnLargeBlocksAtOnce() {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
+        typealias SetOption = @convention(c) (Int32, Int32) -> Int32
+        let mmapThreshold: Int32 = -3  // M_MMAP_THRESHOLD in glibc's malloc.h
+        _ = unsafeBitCast(symbol, to: SetOption.self)(mmapThreshold, 1 << 20)
     }
 }

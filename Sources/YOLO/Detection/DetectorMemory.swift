@@ -101,20 +101,13 @@ final class DetectorMemory: @unchecked Sendable {
         let scratchBytes = Self.scratchBytes(network)
         var dropped: [Scratch] = []
         let result: Network = locked {
-            if let existing = entries[size], existing.cached {
-                touch(size)
-                return existing.network
-            }
-            if var entry = entries[size] {  // evicted but still running: cache it again
-                entry.cached = true
-                entries[size] = entry
-                touch(size)
-                return entry.network
-            }
-            entries[size] = Entry(network: network, bytes: bytes, scratchBytes: scratchBytes)
+            // A network already cached for the size wins; one evicted while calls still run on it is cached again.
+            var entry = entries[size] ?? Entry(network: network, bytes: bytes, scratchBytes: scratchBytes)
+            entry.cached = true
+            entries[size] = entry
             touch(size)
             while order.count > maximumNetworks { dropped += evict(order[0]) }
-            return network
+            return entry.network
         }
         _ = dropped  // freed here, outside the lock
         return result

@@ -4,7 +4,7 @@ import Testing
 import YOLOKernels
 import YOLOTestSupport
 
-/// `Int8Convolution` (every int8 kernel this CPU runs, 1 to 3 threads, both splits) against a plain integer
+/// `Int8Convolution` (every int8 kernel this CPU runs, 1 to 3 threads, grids of filter × column parts) against a plain integer
 /// convolution of the same codes through the scalar epilogue (equal bits), and against the float convolution of
 /// the original weights and input within the quantization's bound: per output, Σ over taps of
 /// `|w|·sᵢ/2 + |x|·s_w/2 + sᵢ·s_w/4` (input rounding, weight rounding, both), plus `sₒ/2` for a u8 output.
@@ -85,7 +85,9 @@ import YOLOTestSupport
             var first: [Float]?
             for kernel in Self.kernels {
                 for threads in 1...3 {
-                    for split in [ConvolutionPlan.Algorithm.gemm(split: .columns), .gemm(split: .filters), .gemmBands(rows: 2)] {
+                    for split in [ConvolutionPlan.Algorithm.gemm(split: .init(filters: 1, columns: threads)),
+                                  .gemm(split: .init(filters: threads, columns: 1)), .gemm(split: .init(filters: 2, columns: 3)),
+                                  .gemmBands(rows: 2)] {
                         let layer = setup.layer(kernel: kernel, threads: threads, algorithm: split, writesBytes: writesBytes)
                         var output = LayerTestSupport.run(layer, input: setup.input, threads: threads)
                         if writesBytes {

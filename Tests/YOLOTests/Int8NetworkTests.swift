@@ -50,6 +50,26 @@ import YOLOTestSupport
         }
     }
 
+    /// The default activation range (`.observed`) clips nothing the float model produced on the calibration
+    /// input: each int8 layer's output codes reach its float outputs' minimum and maximum (within the half
+    /// step that rounding the zero point to a code moves the range).
+    @Test func observedRangesCoverEveryCalibrationValue() throws {
+        let (float, model, input) = try Self.models()
+        let network = try Network(model: float, threads: 1, int8Kernel: nil)
+        let workspace = Workspace(for: network)
+        _ = try network.forward(input, workspace: workspace)
+        var checked = 0
+        for (index, p) in model.int8Convolutions {
+            guard let q = p.output else { continue }
+            let values = workspace.output(of: index)
+            let (low, high) = (values.min()!, values.max()!)
+            #expect(q.value(0) <= min(low, 0) + q.scale / 2 && q.value(255) >= max(high, 0) - q.scale / 2,
+                    "layer \(index): [\(low), \(high)] within \(q)")
+            checked += 1
+        }
+        #expect(checked > 0)
+    }
+
     @Test func modelFilesKeepEveryInt8Value() throws {
         let (_, model, _) = try Self.models()
         let decoded = try Model(modelFileData: ModelFile.encode(model), path: "int8.yolo")

@@ -80,7 +80,9 @@ test: weights calibration mot
 
 # The unit tests alone, for every edit: Tests/YOLOTests (in process; no model weights, `yolo` binary, HTTP
 # server or FFmpeg; nothing to fetch), on the best kernel family. Same build as `make test` (one folder,
-# every test target). Not a substitute for `make test`.
+# every test target): optimized, as what ships, with -enable-testing for @testable imports and preconditions on,
+# so the tests' plain reference loops run at speed and no second, debug copy of the package is built. Not a
+# substitute for `make test`.
 test-fast: deps
 	$(SWIFT) build --build-tests $(TEST_FLAGS)
 	$(SWIFT) test --skip-build $(TEST_FLAGS) --filter '^YOLOTests\.'

@@ -159,7 +159,7 @@ public final class VideoSource: @unchecked Sendable {
     /// `nextFrame()`'s body; the caller holds `reading`.
     private func decodeNext(convert: Bool) throws -> VideoFrame? {
         guard !finished else { return nil }
-        if cancelled.load(ordering: .sequentiallyConsistent) { return end() }
+        if cancelled.load(ordering: .sequentiallyConsistent) || !tool.isOpen { return end() }
         let connection = tool.connection
         do {
             var request = WireMessage(VideoToolWire.next)
@@ -167,11 +167,7 @@ public final class VideoSource: @unchecked Sendable {
             try connection.send(request)
             let tag = try connection.u8()
             if tag == VideoToolWire.end { return end() }
-            if tag == VideoToolWire.error {
-                let error = tool.error(subject: location)
-                _ = end()
-                throw error
-            }
+            if tag == VideoToolWire.error { throw tool.error(subject: location) }
             guard tag == VideoToolWire.frame else { throw VideoToolWire.Malformed("a record \(tag) instead of a frame") }
             let index = Int(try connection.i64()), time = try connection.f64()
             let (w, h) = try connection.size()

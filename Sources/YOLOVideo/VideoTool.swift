@@ -125,6 +125,9 @@ final class VideoToolProcess: @unchecked Sendable {
         }
     }
 
+    /// Whether the socket is still open (`stop()` closes it; its descriptor number must not be used after).
+    var isOpen: Bool { state.withLock { $0.open } }
+
     /// Sends `number` to the helper, if it still runs.
     func signal(_ number: Int32) {
         state.withLock { state in

@@ -15,7 +15,8 @@ import Glibc
 //   client → 'N' u8 convert (1: RGB pixels wanted; 0: decode only, for frames a stride policy skips)
 //   helper → 'F' i64 index, f64 presentation time (s), i32 width, i32 height, u8 converted,
 //            then width × height × 3 bytes of packed RGB24 (top row first) when converted
-//            — or 'E' (the end of the stream) — or an error record, after which the helper exits.
+//            — or 'E' (the end of the stream) — or an error record (the helper then answers the next request
+//            as its decoder does after that error: the end for a truncated file, another read for a broken one).
 //
 // Encoding: `yolo-video encode --width W --height H --frame-rate R --name NAME OUTPUT`: writes OUTPUT in the
 // container NAME's extension names (the client passes the final path as NAME and a temporary as OUTPUT).

@@ -11,6 +11,8 @@ let usage = """
            yolo-video encode --width W --height H --frame-rate R --name NAME OUTPUT
     The FFmpeg helper of SwiftYOLO's YOLOVideo library, which runs it and talks to it over standard input and
     output (records described in Sources/YOLOVideoProtocol/VideoToolProtocol.swift).
+    It links FFmpeg, GPL-2.0-or-later as Debian builds it: this program is distributed under the GPL's terms
+    (GPL-3.0 or later for the combination with SwiftYOLO's Apache-2.0 code; docs/THIRD_PARTY.md).
     """
 
 func fail(_ message: String) -> Never {
@@ -49,12 +51,17 @@ func number(_ text: String?, _ name: String) -> Double {
 let output = WireConnection(descriptor: 1)
 let input = WireConnection(descriptor: 0)
 
-/// Sends an error record and exits.
-func report(_ error: ToolError) -> Never {
+/// An error record.
+func record(_ error: ToolError) -> WireMessage {
     var message = WireMessage(VideoToolWire.error)
     message.u8(error.kind.rawValue)
     message.string(error.message)
-    try? output.send(message)
+    return message
+}
+
+/// Sends an error record and exits.
+func report(_ error: ToolError) -> Never {
+    try? output.send(record(error))
     exit(1)
 }
 
@@ -87,7 +94,10 @@ func decode(_ arguments: ArraySlice<String>) -> Never {
             do {
                 decoded = try decoder.next(convert: convert)
             } catch {
-                report(error)
+                // As an in-process decoder would: the error for this request; the next request reads on (a file
+                // found truncated has ended, a broken read may be retried).
+                try output.send(record(error))
+                continue
             }
             guard let decoded else {
                 try output.send(WireMessage(VideoToolWire.end))

@@ -120,6 +120,7 @@ struct VideoSourceTests {
             "\(error)".hasPrefix(cut + ": ") && "\(error)".contains("truncated")
         }
         #expect(frames >= 10 && frames < 50, "\(frames) frames before the damage")
+        #expect(try source.nextFrame() == nil, "the end after the error, as the decoder has ended")
     }
 
     @Test func sourcesThatCannotBeOpenedNameThemselves() throws {

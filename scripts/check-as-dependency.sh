@@ -131,7 +131,7 @@ bash "$root/scripts/check-no-gpl.sh" "$work/app/.build/release/yolo-video" "$wor
 cp "$work/app/.build/release/videoapp" "$work/elsewhere/videoapp"
 alone=$(cd "$work/elsewhere" && env PATH=/usr/bin:/bin ./videoapp "$work/clip.mp4" 2>&1) && { echo "$alone"; echo "check-as-dependency: the video app ran without its helper" >&2; exit 1; }
 echo "$alone"
-grep -q "^videoapp error: $work/clip.mp4: the video helper yolo-video .* is not at $work/elsewhere/yolo-video (beside this executable) nor in PATH" <<<"$alone" \
+grep -q "^videoapp error: $work/clip.mp4: cannot read: the video helper yolo-video .* is not at $work/elsewhere/yolo-video (beside this executable) nor in PATH" <<<"$alone" \
   || { echo "check-as-dependency: no one-line error naming where the helper was looked for" >&2; exit 1; }
 [[ $(wc -l <<<"$alone") == 1 ]] || { echo "check-as-dependency: the missing-helper error is not one line" >&2; exit 1; }
 # The app's binary gets the same disassembly checks as ours: kernels compiled for their ISA, nothing

@@ -12,7 +12,11 @@ import YOLOTestSupport
 @Suite struct Int8NetworkTests {
     static let folder = TestPaths.fixtures + "/darknet-features/"
 
-    static func models() throws -> (float: Model, int8: Model, input: Tensor) {
+    /// The float model, its int8 conversion and the input: converted once (calibration runs the float model)
+    /// and shared by the tests of this suite.
+    static func models() throws -> (float: Model, int8: Model, input: Tensor) { try converted.get() }
+
+    private static let converted = Result { () throws -> (float: Model, int8: Model, input: Tensor) in
         let float = try Model(cfg: folder + "features.cfg", weights: folder + "features.weights")
         let input = try Tensor.readNumPy(folder + "input.npy")
         let (int8, _) = try ModelConverter.convertInt8(float, settings: Int8ConversionSettings(sensitivityShare: nil),

@@ -134,7 +134,7 @@ import Foundation
             }
         case .gemmBands(let rows):
             forwardRowBlocked(io, bandRows: rows)
-        case .gemm(let split):
+        case .gemm(let split), .int8Direct(let split):  // (int8Direct: only int8 plans have it)
             if io.threads > 1 { forwardThreaded(io, split: split) } else { forwardGEMM(io) }
         }
     }

@@ -12,6 +12,9 @@
         case gemmBands(rows: Int)
         /// Winograd F(m×m, 3×3).
         case winograd(WinogradChoice)
+        /// Int8 only, a 3×3 padding-1 layer of stride 1 or 2: the product read in place from the input packed in
+        /// planes of channel quads (no im2col, no packing of B; `Int8Convolution`), the threads splitting `split`.
+        case int8Direct(split: Split)
     }
 
     /// Which side of a whole-map product the threads share.
@@ -71,6 +74,7 @@
         case .gemm(let split): parts = ["gemm, threads split the \(split.rawValue)"]
         case .gemmBands(let rows): parts = ["gemm by bands of \(rows) output rows"]
         case .winograd(let w): parts = [w.description]
+        case .int8Direct(let split): parts = ["direct on channel quads, threads split the \(split.rawValue)"]
         }
         switch (weights, precision) {
         case (_, .int8(let kernel)): parts.append("int8 (\(kernel.rawValue) kernel)")

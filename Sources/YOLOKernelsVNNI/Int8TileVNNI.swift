@@ -230,7 +230,7 @@ enum VNNITile {
     }
 
     /// Row `r` of the tile through the epilogue (`Int8Epilogue`), stored at `p`: 64 bytes or 64 floats.
-    @inline(__always)
+    @_transparent
     static func store(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ activation: Activation,
                       _ v0: Int32x16, _ v1: Int32x16, _ v2: Int32x16, _ v3: Int32x16) {
         let compensation = Int32x16(repeating: e.compensation[r])
@@ -258,7 +258,7 @@ enum VNNITile {
 /// store (a switch, where a closure was an indirect call per vector), and specialized in this target: code compiled for
 /// this ISA stays named in this module (a specialization of the generic one would be emitted with shared linkage,
 /// and check-isa.sh rejects it).
-@inline(__always)
+@_transparent
 func activated(_ activation: Activation, _ x: Floatx16) -> Floatx16 {
     switch activation {
     case .linear: return x

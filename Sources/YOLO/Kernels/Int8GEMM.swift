@@ -144,8 +144,8 @@ extension Int8GEMM {
         let kernel = a.kernel.kernel
         guard let sweep = kernel.directSweep else { preconditionFailure("Int8GEMM: \(a.kernel.name) has no direct path") }
         let tileRows = kernel.tileRows
-        precondition(rows.lowerBound % tileRows == 0 && rows.upperBound <= a.rows, "Int8GEMM: rows \(rows) of \(a.rows)")
         guard !rows.isEmpty, !blocks.isEmpty else { return }
+        precondition(rows.lowerBound % tileRows == 0 && rows.upperBound <= a.rows, "Int8GEMM: rows \(rows) of \(a.rows)")
         let steps = a.columns / kernel.group
         let outputBytes = epilogue.outputBytes
         let panels = rows.lowerBound / tileRows ..< (rows.upperBound + tileRows - 1) / tileRows

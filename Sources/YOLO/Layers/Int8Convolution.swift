@@ -207,7 +207,7 @@ import YOLOKernels
                  threads: threads)
     }
 
-    /// The direct path: the quad planes, the product over the padded grid, the map's rows copied out.
+    /// The direct path: the quad planes, then the product over the padded grid and the map's pixels copied out.
     func forwardDirect(_ source: UnsafePointer<UInt8>, _ d: Direct, into output: UnsafeMutableRawPointer,
                        scratch: UnsafeMutableRawPointer, threads: Int) {
         let (shape, pad, k) = (steps.inputShape, input.zeroPoint, kernel.kernel)
@@ -221,21 +221,24 @@ import YOLOKernels
         let ldc = d.gridColumns(k.tileColumns)
         let byColumns: Bool
         if case .int8Direct(.filters) = plan.algorithm { byColumns = false } else { byColumns = true }
+        let (height, width, outputBytes) = (outputShape.height, outputShape.width, epilogue.outputBytes)
+        // Each worker copies out the map's pixels among the grid positions it computed, in the same region.
         Parallel.forRanges(threads, threads: threads) { workers in
             for worker in workers {
                 let rows = byColumns ? 0..<packed.rows : Parallel.alignedPart(worker, of: threads, count: packed.rows, alignment: k.tileRows)
                 let blocks = byColumns ? Parallel.part(worker, of: threads, count: d.blocks) : 0..<d.blocks
+                guard !rows.isEmpty, !blocks.isEmpty else { continue }
                 Int8GEMM.multiplyDirect(packed, rows: rows, b: planes, offsets: d.offsets.pointer, blocks: blocks, c: grid, ldc: ldc,
                                         epilogue: epilogue)
-            }
-        }
-        let (height, width, outputBytes) = (outputShape.height, outputShape.width, epilogue.outputBytes)
-        let rowBytes = width * outputBytes
-        Parallel.forRanges(filters, threads: threads) { filters in
-            for f in filters {
-                for y in 0..<height {
-                    (output + ((f * height + y) * width) * outputBytes)
-                        .copyMemory(from: grid + (f * ldc + y * d.pitch) * outputBytes, byteCount: rowBytes)
+                let positions = blocks.lowerBound * k.tileColumns ..< min(blocks.upperBound * k.tileColumns, height * d.pitch)
+                guard !positions.isEmpty else { continue }
+                for f in rows {
+                    for y in positions.lowerBound / d.pitch ... (positions.upperBound - 1) / d.pitch {
+                        let start = max(positions.lowerBound, y * d.pitch), end = min(positions.upperBound, y * d.pitch + width)
+                        guard start < end else { continue }
+                        (output + (f * height * width + y * width + start - y * d.pitch) * outputBytes)
+                            .copyMemory(from: grid + (f * ldc + start) * outputBytes, byteCount: (end - start) * outputBytes)
+                    }
                 }
             }
         }

@@ -30,6 +30,22 @@ public struct Int8Kernel: Sendable {
     /// entering an int8 layer): `(count, source, reciprocal, zeroPoint, target)`.
     public typealias Quantize = @convention(c) (Int, UnsafePointer<Float>, Float, Float, UnsafeMutablePointer<UInt8>) -> Void
 
+    /// The direct product of a 3×3 convolution (`Int8Convolution`'s direct path): as `Sweep`, but step `s`
+    /// of every tile reads its `tileColumns` columns of quads at `b + offsets[s]` bytes, a plane of the
+    /// quad-packed input (`PackQuads`) shifted by the step's tap, instead of a packed block:
+    /// `(steps, a, aStride, b, offsets, c, ldc, rows, epilogue)`.
+    public typealias DirectSweep = @convention(c) (
+        Int, UnsafeRawPointer, Int, UnsafeRawPointer, UnsafePointer<Int32>, UnsafeMutableRawPointer, Int, Int, UnsafeRawPointer) -> Void
+    /// Packs channels `4·firstQuad ..< 4·endQuad` of a CHW u8 map into planes of quads (each element the 4
+    /// channels' bytes of one pixel): per quad `q` and phase `(a, b)` of the stride (1: the map; 2: the pixels
+    /// `(2Y + a, 2X + b)`), plane `q·stride² + a·stride + b`, `planeStride` quads at `target + 4·plane·planeStride`,
+    /// pixel `(Y, X)` of the phase at quad `(Y + 1)·pitch + X + 1` (`pitch` > the phase's width: the pad quads
+    /// between rows serve as the right pad of one and the left pad of the next), `pad` everywhere else and in the
+    /// lanes of channels past the map's: `(source, channels, height, width, pad, stride, pitch, firstQuad, endQuad,
+    /// planeStride, target)`.
+    public typealias PackQuads = @convention(c) (
+        UnsafePointer<UInt8>, Int, Int, Int, UInt8, Int, Int, Int, Int, Int, UnsafeMutableRawPointer) -> Void
+
     /// Rows × columns of C one tile computes.
     public let tileRows: Int
     public let tileColumns: Int
@@ -40,8 +56,16 @@ public struct Int8Kernel: Sendable {
     public let sweep: Sweep
     public let packB: PackB
     public let quantize: Quantize
+    /// The direct path's entry points (kernels with 1-byte quads only), nil when the kernel has none.
+    public let directSweep: DirectSweep?
+    public let packQuads: PackQuads?
 
-    public init(tileRows: Int, tileColumns: Int, group: Int, elementBytes: Int, sweep: Sweep, packB: PackB, quantize: Quantize) {
+    public init(tileRows: Int, tileColumns: Int, group: Int, elementBytes: Int, sweep: Sweep, packB: PackB, quantize: Quantize,
+                directSweep: DirectSweep? = nil, packQuads: PackQuads? = nil) {
+        precondition((directSweep == nil) == (packQuads == nil) && (directSweep == nil || group == 4 && elementBytes == 1),
+                     "Int8Kernel: the direct path needs both entry points and 1-byte quads")
+        self.directSweep = directSweep
+        self.packQuads = packQuads
         precondition(group * elementBytes == 4, "Int8Kernel: a group is one 32-bit lane")
         (self.tileRows, self.tileColumns, self.group, self.elementBytes) = (tileRows, tileColumns, group, elementBytes)
         self.sweep = sweep

@@ -21,6 +21,73 @@ public func vnniInt8Sweep(_ steps: Int, _ a: UnsafeRawPointer, _ aStride: Int, _
     #endif
 }
 
+/// `Int8Kernel.DirectSweep` for 6 × 64 tiles: as `vnniInt8Sweep`, but step `s` reads its 64 columns of quads at
+/// `b + offsets[s]` (the quad-packed input itself, `vnniInt8PackQuads`) instead of a packed block.
+public func vnniInt8DirectSweep(_ steps: Int, _ a: UnsafeRawPointer, _ aStride: Int, _ b: UnsafeRawPointer,
+                                _ offsets: UnsafePointer<Int32>, _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int,
+                                _ epilogue: UnsafeRawPointer) {
+    #if arch(x86_64)
+    let e = epilogue.load(as: Int8Epilogue.self)
+    var (panel, first) = (a, 0)
+    while first < rows {
+        VNNITile.directTile(steps, panel, b, offsets, c + first * ldc * e.outputBytes, ldc, min(6, rows - first),
+                            e.rows(from: first))
+        panel += aStride
+        first += 6
+    }
+    #endif
+}
+
+/// `Int8Kernel.PackQuads`: for each channel quad `q` in `firstQuad ..< endQuad` and each phase `(a, b)` of
+/// `stride` (1: the map; 2: rows `2Y + a`, columns `2X + b`), plane `q · stride² + a · stride + b` of quads at
+/// `target` (`planeStride` quads each), pixel `(Y, X)` at quad `(Y + 1) · pitch + X + 1`, `pad` in every other quad
+/// and in the lanes of channels past `channels`.
+public func vnniInt8PackQuads(_ source: UnsafePointer<UInt8>, _ channels: Int, _ height: Int, _ width: Int, _ pad: UInt8,
+                              _ stride: Int, _ pitch: Int, _ firstQuad: Int, _ endQuad: Int, _ planeStride: Int,
+                              _ target: UnsafeMutableRawPointer) {
+    #if arch(x86_64)
+    let padQuad = UInt32(pad) &* 0x0101_0101
+    let padLanes = SIMD16<UInt32>(repeating: UInt32(pad))
+    let plane = height * width
+    for q in firstQuad..<endQuad {
+        let first = source + 4 * q * plane
+        let valid = min(4, channels - 4 * q)
+        for phase in 0..<stride * stride {
+            let (a, b) = phase.quotientAndRemainder(dividingBy: stride)
+            // The phase's rows and columns: Y < (height − a) / stride rounded up.
+            let rows = (height - a + stride - 1) / stride, columns = (width - b + stride - 1) / stride
+            let out = (target + (q * stride * stride + phase) * planeStride * 4).assumingMemoryBound(to: UInt32.self)
+            out.update(repeating: padQuad, count: planeStride)
+            for y in 0..<rows {
+                let row = out + (y + 1) * pitch + 1
+                let r0 = first + (stride * y + a) * width + b
+                var x = 0
+                // 16 pixels of channel t (`pad` past the map's channels).
+                @inline(__always) func lane(_ t: Int) -> SIMD16<UInt32> {
+                    guard t < valid else { return padLanes }
+                    if stride == 1 { return widened(UnsafeRawPointer(r0 + t * plane + x).loadUnaligned(as: SIMD16<UInt8>.self)) }
+                    // 32 bytes from the row's even column 2x on: the phase's 16 pixels at its even or odd offsets.
+                    return phaseBytes(UnsafeRawPointer(r0 - b + t * plane + 2 * x).loadUnaligned(as: SIMD16<UInt16>.self), odd: b == 1)
+                }
+                while stride == 1 ? x + 16 <= columns : 2 * x + 32 <= width {
+                    UnsafeMutableRawPointer(row + x).storeBytes(of: interleavedQuads(lane(0), lane(1), lane(2), lane(3)),
+                                                                as: SIMD16<UInt32>.self)
+                    x += 16
+                }
+                while x < columns {
+                    var quad = padQuad
+                    for t in 0..<valid {
+                        quad = quad & ~(UInt32(0xFF) << (8 * t)) | UInt32(r0[t * plane + stride * x]) << (8 * t)
+                    }
+                    row[x] = quad
+                    x += 1
+                }
+            }
+        }
+    }
+    #endif
+}
+
 /// `Int8Kernel.PackB` for 64-column blocks of quads: `[k/4][64][4]` bytes.
 public func vnniInt8PackB(_ k: Int, _ source: UnsafePointer<UInt8>, _ ld: Int, _ columns: Int,
                           _ target: UnsafeMutableRawPointer) {
@@ -106,26 +173,72 @@ enum VNNITile {
             bp += 256
         }
         let rowBytes = ldc * e.outputBytes
-        withInt8Activation(e.activation) { activation in
-            store(c, 0, e, activation, c00, c01, c02, c03)
-            if rows > 1 { store(c + 1 * rowBytes, 1, e, activation, c10, c11, c12, c13) }
-            if rows > 2 { store(c + 2 * rowBytes, 2, e, activation, c20, c21, c22, c23) }
-            if rows > 3 { store(c + 3 * rowBytes, 3, e, activation, c30, c31, c32, c33) }
-            if rows > 4 { store(c + 4 * rowBytes, 4, e, activation, c40, c41, c42, c43) }
-            if rows > 5 { store(c + 5 * rowBytes, 5, e, activation, c50, c51, c52, c53) }
+        let activation = Activation(code: e.activation)
+        store(c, 0, e, activation, c00, c01, c02, c03)
+        if rows > 1 { store(c + 1 * rowBytes, 1, e, activation, c10, c11, c12, c13) }
+        if rows > 2 { store(c + 2 * rowBytes, 2, e, activation, c20, c21, c22, c23) }
+        if rows > 3 { store(c + 3 * rowBytes, 3, e, activation, c30, c31, c32, c33) }
+        if rows > 4 { store(c + 4 * rowBytes, 4, e, activation, c40, c41, c42, c43) }
+        if rows > 5 { store(c + 5 * rowBytes, 5, e, activation, c50, c51, c52, c53) }
+    }
+
+    /// One 6 × 64 tile of the direct product: step `s` reads B's 256 bytes at `b + offsets[s]`.
+    @inline(never)
+    static func directTile(_ steps: Int, _ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ offsets: UnsafePointer<Int32>,
+                           _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int, _ e: Int8Epilogue) {
+        var c00 = Int32x16(), c01 = Int32x16(), c02 = Int32x16(), c03 = Int32x16()
+        var c10 = Int32x16(), c11 = Int32x16(), c12 = Int32x16(), c13 = Int32x16()
+        var c20 = Int32x16(), c21 = Int32x16(), c22 = Int32x16(), c23 = Int32x16()
+        var c30 = Int32x16(), c31 = Int32x16(), c32 = Int32x16(), c33 = Int32x16()
+        var c40 = Int32x16(), c41 = Int32x16(), c42 = Int32x16(), c43 = Int32x16()
+        var c50 = Int32x16(), c51 = Int32x16(), c52 = Int32x16(), c53 = Int32x16()
+        var ap = a
+        for s in 0..<steps {
+            let bp = b + Int(offsets[s])
+            let b0 = bp.loadUnaligned(as: Int32x16.self)
+            let b1 = bp.loadUnaligned(fromByteOffset: 64, as: Int32x16.self)
+            let b2 = bp.loadUnaligned(fromByteOffset: 128, as: Int32x16.self)
+            let b3 = bp.loadUnaligned(fromByteOffset: 192, as: Int32x16.self)
+            var w = Int32x16(repeating: ap.loadUnaligned(as: Int32.self))
+            c00 = dotProductAccumulate(c00, b0, w); c01 = dotProductAccumulate(c01, b1, w)
+            c02 = dotProductAccumulate(c02, b2, w); c03 = dotProductAccumulate(c03, b3, w)
+            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 4, as: Int32.self))
+            c10 = dotProductAccumulate(c10, b0, w); c11 = dotProductAccumulate(c11, b1, w)
+            c12 = dotProductAccumulate(c12, b2, w); c13 = dotProductAccumulate(c13, b3, w)
+            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 8, as: Int32.self))
+            c20 = dotProductAccumulate(c20, b0, w); c21 = dotProductAccumulate(c21, b1, w)
+            c22 = dotProductAccumulate(c22, b2, w); c23 = dotProductAccumulate(c23, b3, w)
+            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 12, as: Int32.self))
+            c30 = dotProductAccumulate(c30, b0, w); c31 = dotProductAccumulate(c31, b1, w)
+            c32 = dotProductAccumulate(c32, b2, w); c33 = dotProductAccumulate(c33, b3, w)
+            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 16, as: Int32.self))
+            c40 = dotProductAccumulate(c40, b0, w); c41 = dotProductAccumulate(c41, b1, w)
+            c42 = dotProductAccumulate(c42, b2, w); c43 = dotProductAccumulate(c43, b3, w)
+            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 20, as: Int32.self))
+            c50 = dotProductAccumulate(c50, b0, w); c51 = dotProductAccumulate(c51, b1, w)
+            c52 = dotProductAccumulate(c52, b2, w); c53 = dotProductAccumulate(c53, b3, w)
+            ap += 24
         }
+        let rowBytes = ldc * e.outputBytes
+        let activation = Activation(code: e.activation)
+        store(c, 0, e, activation, c00, c01, c02, c03)
+        if rows > 1 { store(c + 1 * rowBytes, 1, e, activation, c10, c11, c12, c13) }
+        if rows > 2 { store(c + 2 * rowBytes, 2, e, activation, c20, c21, c22, c23) }
+        if rows > 3 { store(c + 3 * rowBytes, 3, e, activation, c30, c31, c32, c33) }
+        if rows > 4 { store(c + 4 * rowBytes, 4, e, activation, c40, c41, c42, c43) }
+        if rows > 5 { store(c + 5 * rowBytes, 5, e, activation, c50, c51, c52, c53) }
     }
 
     /// Row `r` of the tile through the epilogue (`Int8Epilogue`), stored at `p`: 64 bytes or 64 floats.
-    @inline(__always)
-    static func store(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ activation: (Floatx16) -> Floatx16,
+    @_transparent
+    static func store(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ activation: Activation,
                       _ v0: Int32x16, _ v1: Int32x16, _ v2: Int32x16, _ v3: Int32x16) {
         let compensation = Int32x16(repeating: e.compensation[r])
         let multiplier = Floatx16(repeating: e.multipliers[r]), bias = Floatx16(repeating: e.biases[r])
-        let f0 = activation(toFloat(v0 &+ compensation) * multiplier + bias)
-        let f1 = activation(toFloat(v1 &+ compensation) * multiplier + bias)
-        let f2 = activation(toFloat(v2 &+ compensation) * multiplier + bias)
-        let f3 = activation(toFloat(v3 &+ compensation) * multiplier + bias)
+        let f0 = activated(activation, toFloat(v0 &+ compensation) * multiplier + bias)
+        let f1 = activated(activation, toFloat(v1 &+ compensation) * multiplier + bias)
+        let f2 = activated(activation, toFloat(v2 &+ compensation) * multiplier + bias)
+        let f3 = activated(activation, toFloat(v3 &+ compensation) * multiplier + bias)
         if e.bytes {
             let zero = Floatx16(repeating: e.zeroPoint)
             p.storeBytes(of: lowBytes(clampedRoundedCodes(f0 + zero)), as: SIMD16<UInt8>.self)
@@ -141,16 +254,21 @@ enum VNNITile {
     }
 }
 
-/// `Activation.withVectorFunction` for this kernel's vectors, with the same operations (so the same bits), but
-/// its closures defined in this target: code compiled for this ISA stays named in this module (a specialization
-/// of the generic one would be emitted with shared linkage, and check-isa.sh rejects it).
-@inline(__always)
-func withInt8Activation(_ code: Int, _ body: ((Floatx16) -> Floatx16) -> Void) {
-    let activation = Activation(code: code)
+/// `activation` of `x` with the same operations as `Activation.callAsFunction` (so the same bits), inlined into the
+/// store (a switch, where a closure was an indirect call per vector), and specialized in this target: code compiled for
+/// this ISA stays named in this module (a specialization of the generic one would be emitted with shared linkage,
+/// and check-isa.sh rejects it).
+@_transparent
+func activated(_ activation: Activation, _ x: Floatx16) -> Floatx16 {
     switch activation {
-    case .linear: body { $0 }
-    case .leaky: body { Activation.positiveOr($0, $0 * 0.1) }
-    case .relu: body { Activation.positiveOr($0, Floatx16()) }
-    case .logistic, .mish, .swish: body { Activation.scalarLanes(activation, $0) }
+    case .linear: return x
+    case .leaky: return Activation.positiveOr(x, x * 0.1)
+    case .relu: return Activation.positiveOr(x, Floatx16())
+    case .logistic, .mish, .swish: return lanes(activation, x)
     }
 }
+
+/// `Activation.scalarLanes` on this kernel's vectors, out of line: the piecewise-linear cases stay inlined in the
+/// store without the calls and spills of a lane loop.
+@inline(never)
+func lanes(_ activation: Activation, _ x: Floatx16) -> Floatx16 { Activation.scalarLanes(activation, x) }

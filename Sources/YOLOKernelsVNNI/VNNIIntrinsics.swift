@@ -65,3 +65,17 @@ func interleavedQuads(_ q0: SIMD16<UInt32>, _ q1: SIMD16<UInt32>, _ q2: SIMD16<U
     result._storage._value = Builtin.or_Vec16xInt32(a, b)
     return result
 }
+
+/// The even (`odd` false) or the odd bytes of 32, zero-extended to 32 bits (`vpmovzxwd`, then `vpandd` or `vpsrld`):
+/// one phase of a row for a stride-2 layer.
+@_transparent
+func phaseBytes(_ x: SIMD16<UInt16>, odd: Bool) -> SIMD16<UInt32> {
+    let wide = Builtin.zext_Vec16xInt16_Vec16xInt32(x._storage._value)
+    var result = SIMD16<UInt32>()
+    if odd {
+        result._storage._value = Builtin.lshr_Vec16xInt32(wide, SIMD16<UInt32>(repeating: 8)._storage._value)
+    } else {
+        result._storage._value = Builtin.and_Vec16xInt32(wide, SIMD16<UInt32>(repeating: 0xFF)._storage._value)
+    }
+    return result
+}

@@ -85,6 +85,29 @@ import YOLOTestSupport
         #expect(ConvolutionPlanner.gemmGrid(m: 256, n: 676, threads: 1, rowAlignment: 6, columnAlignment: 64) == .whole)
     }
 
+    @Test func int8AlgorithmRules() throws {
+        #if arch(x86_64)
+        let vnni = try #require(Int8KernelFamily.named(.avx512vnni)), avx2 = try #require(Int8KernelFamily.named(.avx2))
+        func algorithm(_ layer: ConvolutionPlanner.Layer, _ kernel: Int8KernelFamily, threads: Int = 2) -> ConvolutionPlan.Algorithm {
+            ConvolutionPlanner.plan(layer, int8: kernel, threads: threads).algorithm
+        }
+        // Direct for 3×3 layers (stride 1 or 2) with channels in whole quads (or 3 at stride 2) on a kernel that has the path: blocks split on
+        // large maps (26×27 positions: 11 blocks of 64), filters on small ones (13×14: 3 blocks).
+        #expect(algorithm(Self.layer(256, 26, 26, filters: 256), vnni) == .int8Direct(split: .columns))
+        #expect(algorithm(Self.layer(256, 26, 26, filters: 256), vnni, threads: 3) == .int8Direct(split: .filters))
+        #expect(algorithm(Self.layer(512, 13, 13, filters: 512), vnni) == .int8Direct(split: .filters))
+        #expect(algorithm(Self.layer(32, 104, 104, filters: 32), vnni, threads: 1) == .int8Direct(split: .columns))
+        #expect(algorithm(Self.layer(32, 208, 208, filters: 64, stride: 2), vnni) == .int8Direct(split: .columns))
+        // Else im2col + GEMM: channels not in whole quads (but 3 at stride 2), a 1×1 layer, the AVX2 kernel.
+        #expect(algorithm(Self.layer(3, 416, 416, filters: 32, stride: 2), vnni) == .int8Direct(split: .columns))
+        #expect(algorithm(Self.layer(3, 416, 416, filters: 16), vnni) != .int8Direct(split: .columns))
+        #expect(algorithm(Self.layer(5, 52, 52, filters: 16), vnni) != .int8Direct(split: .columns))
+        #expect(algorithm(Self.layer(64, 52, 52, filters: 128, size: 1), vnni) == .gemm(split: .columns))
+        #expect(algorithm(Self.layer(256, 26, 26, filters: 256), avx2) == ConvolutionPlanner.int8BandRows(
+            Self.layer(256, 26, 26, filters: 256), kernel: avx2).map { .gemmBands(rows: $0) } ?? .gemm(split: .columns))
+        #endif
+    }
+
     @Test func winogradVariantsFollowTheFamily() {
         let wide = Self.layer(64, 104, 104, filters: 64), small = Self.layer(256, 26, 26, filters: 256)
         let avx2 = Self.family(.avx2), portable = Self.family(.portable)

@@ -4,8 +4,8 @@ import Testing
 import YOLOKernels
 import YOLOTestSupport
 
-/// `Int8Convolution` (every int8 kernel this CPU runs, 1 to 3 threads, grids of filter × column parts) against a plain integer
-/// convolution of the same codes through the scalar epilogue (equal bits), and against the float convolution of
+/// `Int8Convolution` (every int8 kernel this CPU runs, 1 to 3 threads, grids of filter × column parts, the banded
+/// and the direct paths) against a plain integer convolution of the same codes through the scalar epilogue (equal bits), and against the float convolution of
 /// the original weights and input within the quantization's bound: per output, Σ over taps of
 /// `|w|·sᵢ/2 + |x|·s_w/2 + sᵢ·s_w/4` (input rounding, weight rounding, both), plus `sₒ/2` for a u8 output.
 @Suite struct Int8ConvolutionTests {
@@ -19,6 +19,8 @@ import YOLOTestSupport
         Case(channels: 8, height: 9, width: 9, filters: 7, size: 3, stride: 2, padding: 1, activation: .leaky),
         Case(channels: 16, height: 7, width: 6, filters: 13, size: 1, stride: 1, padding: 0, activation: .linear),
         Case(channels: 5, height: 20, width: 31, filters: 70, size: 3, stride: 1, padding: 1, activation: .relu),
+        Case(channels: 8, height: 12, width: 17, filters: 13, size: 3, stride: 1, padding: 1, activation: .leaky),
+        Case(channels: 8, height: 70, width: 71, filters: 7, size: 3, stride: 2, padding: 1, activation: .linear),
     ]
 
     /// The float parameters, their int8 version and the input.
@@ -87,9 +89,13 @@ import YOLOTestSupport
             var expected: [Float]?
             for kernel in Self.kernels {
                 for threads in 1...3 {
-                    for split in [ConvolutionPlan.Algorithm.gemm(split: .init(filters: 1, columns: threads)),
-                                  .gemm(split: .init(filters: threads, columns: 1)), .gemm(split: .init(filters: 2, columns: 3)),
-                                  .gemmBands(rows: 2)] {
+                    var algorithms: [ConvolutionPlan.Algorithm] = [.gemm(split: .init(filters: 1, columns: threads)),
+                                                                   .gemm(split: .init(filters: threads, columns: 1)),
+                                                                   .gemm(split: .init(filters: 2, columns: 3)), .gemmBands(rows: 2)]
+                    if kernel.kernel.directSweep != nil && c.size == 3 && c.padding == 1 {
+                        algorithms += [.int8Direct(split: .columns), .int8Direct(split: .filters)]
+                    }
+                    for split in algorithms {
                         let layer = setup.layer(kernel: kernel, threads: threads, algorithm: split, writesBytes: writesBytes)
                         var output = LayerTestSupport.run(layer, input: setup.input, threads: threads)
                         if writesBytes {

@@ -132,3 +132,41 @@ import YOLOKernels
         }
     }
 }
+
+extension Int8GEMM {
+    /// The direct product (`Int8Kernel.DirectSweep`): `C[rows, block columns] = epilogue(A · B)` where step `s` of
+    /// column `j` reads B's quad at `b + offsets[s] + 4·j` bytes; `blocks` are blocks of `tileColumns` columns, C's row
+    /// `r` at `c + r · ldc` elements and every block written whole (C's rows hold `ldc` ≥ the blocks' columns). When
+    /// the rows' panels fit `residentWeightBytes` they stay in L2 while each block runs against all of them; else
+    /// each panel runs against every block (B, the packed input, then stays in L2).
+    static func multiplyDirect(_ a: Int8PackedMatrix, rows: Range<Int>, b: UnsafeRawPointer, offsets: UnsafePointer<Int32>,
+                               blocks: Range<Int>, c: UnsafeMutableRawPointer, ldc: Int, epilogue: Int8Epilogue) {
+        let kernel = a.kernel.kernel
+        guard let sweep = kernel.directSweep else { preconditionFailure("Int8GEMM: \(a.kernel.name) has no direct path") }
+        let tileRows = kernel.tileRows
+        guard !rows.isEmpty, !blocks.isEmpty else { return }
+        precondition(rows.lowerBound % tileRows == 0 && rows.upperBound <= a.rows, "Int8GEMM: rows \(rows) of \(a.rows)")
+        let steps = a.columns / kernel.group
+        let outputBytes = epilogue.outputBytes
+        let panels = rows.lowerBound / tileRows ..< (rows.upperBound + tileRows - 1) / tileRows
+
+        func run(_ first: Int, _ end: Int, block: Int) {
+            let rowStart = first * tileRows
+            let rowEnd = min(rows.upperBound, end * tileRows)
+            let column = block * kernel.tileColumns
+            var e = epilogue.rows(from: rowStart)
+            withUnsafePointer(to: &e) {
+                sweep(steps, a.panel(first), a.panelBytes, b + 4 * column, offsets, c + (rowStart * ldc + column) * outputBytes, ldc,
+                      rowEnd - rowStart, UnsafeRawPointer($0))
+            }
+        }
+
+        if panels.count * a.panelBytes <= residentWeightBytes {
+            for block in blocks { run(panels.lowerBound, panels.upperBound, block: block) }
+        } else {
+            for panel in panels {
+                for block in blocks { run(panel, panel + 1, block: block) }
+            }
+        }
+    }
+}

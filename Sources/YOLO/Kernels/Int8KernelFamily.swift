@@ -16,7 +16,7 @@ import YOLOKernelsVNNI
 /// the same float epilogue: `Int8Epilogue`), so the choice changes speed only.
 @_spi(Engine) public struct Int8KernelFamily: Sendable, Equatable, CustomStringConvertible {
     public enum Name: String, Sendable, CaseIterable {
-        /// AVX512-VNNI: `vpdpbusd` on zmm registers, 6 × 64 tiles of u8 quads.
+        /// AVX512-VNNI: `vpdpbusd` on zmm registers, 6 × 64 tiles of u8 quads; a direct path for 3×3 layers.
         case avx512vnni
         /// AVX2 without VNNI: `vpmaddwd` on operands widened to s16, 6 × 16 tiles of pairs.
         case avx2
@@ -32,7 +32,8 @@ import YOLOKernelsVNNI
     public static func == (a: Int8KernelFamily, b: Int8KernelFamily) -> Bool { a.name == b.name }
 
     public var description: String {
-        "\(name.rawValue) (\(kernel.tileRows)x\(kernel.tileColumns) int8 tiles, \(kernel.group) values of k per 32-bit lane)"
+        "\(name.rawValue) (\(kernel.tileRows)x\(kernel.tileColumns) int8 tiles, \(kernel.group) values of k per 32-bit lane"
+            + (kernel.directSweep != nil ? "; direct 3x3 path)" : ")")
     }
 
     /// Every int8 kernel this build carries, best first.
@@ -42,7 +43,7 @@ import YOLOKernelsVNNI
         kernels.append(Int8KernelFamily(
             name: .avx512vnni,
             kernel: Int8Kernel(tileRows: 6, tileColumns: 64, group: 4, elementBytes: 1, sweep: vnniInt8Sweep, packB: vnniInt8PackB,
-                               quantize: vnniInt8Quantize),
+                               quantize: vnniInt8Quantize, directSweep: vnniInt8DirectSweep, packQuads: vnniInt8PackQuads),
             requiredFeatures: KernelFamily.x86v3 + ["avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl", "avx512_vnni"]))
         kernels.append(Int8KernelFamily(
             name: .avx2,

@@ -136,6 +136,8 @@ import Foundation
             forwardRowBlocked(io, bandRows: rows)
         case .gemm(let split):
             if io.threads > 1 { forwardThreaded(io, split: split) } else { forwardGEMM(io) }
+        case .int8Direct:  // only int8 plans have it; a float layer given one runs the plain product
+            forwardGEMM(io)
         }
     }
 

@@ -9,7 +9,16 @@ import YOLOKernels
 /// a grid of filter × column parts (`ConvolutionPlan.Split`). Integer sums and one epilogue per element make the
 /// result independent of the split, the thread count and the kernel.
 ///
-/// Scratch (bytes, each part 64-byte aligned): `[quantized input | columns | per worker: Int8GEMM scratch]`.
+/// The direct path (`ConvolutionPlan.Algorithm.int8Direct`, 3×3 stride 1 or 2, padding 1) unfolds nothing: the
+/// input is packed once into planes of channel quads (at stride 2, one per quad and phase: even or odd rows and
+/// columns) with one pad column between rows (`Int8Kernel.PackQuads`, rows the output's `width + 1` quads apart),
+/// so the 64 output positions of a tile are 64 consecutive quads of a plane for every tap, read in place at the
+/// tap's offset (`Int8Kernel.DirectSweep`; the weights packed in the matching order of
+/// k: channel quad, tap, channel within the quad). The product covers the padded grid (`height × (width + 1)`
+/// positions, whole tile blocks) into scratch; the rows of the map are then copied to the output.
+///
+/// Scratch (bytes, each part 64-byte aligned): `[quantized input | columns | per worker: Int8GEMM scratch]`, or on
+/// the direct path `[quantized input | quad planes | padded-grid output]`.
 @_spi(Engine) public struct Int8Convolution: Layer {
     public let inputs: [Int]
     let steps: ConvolutionSteps
@@ -26,6 +35,58 @@ import YOLOKernels
     let quantizesInput: Bool
     /// The output's quantization; nil when the layer writes float.
     let output: ActivationQuantization?
+    /// The direct path's geometry, nil on the GEMM paths.
+    let direct: Direct?
+
+    /// The geometry of the direct path (see the type's description).
+    struct Direct {
+        /// Quads of channels, the stride (1 or 2: a plane per quad and phase), the distance of two rows (the output's
+        /// `width + 1`), tile blocks of the padded grid and quads per plane (covers every quad a block's taps read,
+        /// 16-quad aligned).
+        let quads: Int, stride: Int, pitch: Int, blocks: Int, planeStride: Int
+        /// Per step (channel quad × tap): the byte offset of its quads from the grid position's.
+        let offsets: SharedBuffer<Int32>
+
+        init(steps: ConvolutionSteps, tileColumns: Int) {
+            let (input, output) = (steps.inputShape, steps.outputShape)
+            quads = (input.channels + 3) / 4
+            stride = steps.stride
+            pitch = output.width + 1
+            blocks = (output.height * pitch + tileColumns - 1) / tileColumns
+            planeStride = (max((output.height + 2) * pitch + 2, blocks * tileColumns + 2 * pitch + 2) + 15) / 16 * 16
+            let (quads, stride, pitch, planeStride) = (quads, stride, pitch, planeStride)
+            // Output (y, x) reads input (s·y + ky − 1, s·x + kx − 1): the pixel of phase (a, b) at (y + dy, x + dx), with
+            // (a, dy) = (0, ky − 1) at stride 1; at stride 2 (1, −1), (0, 0), (1, 0) for ky = 0, 1, 2 (the same for x).
+            func phase(_ k: Int) -> (Int, Int) { stride == 1 ? (0, k - 1) : k == 1 ? (0, 0) : (1, k == 0 ? -1 : 0) }
+            offsets = SharedBuffer((0..<quads * 9).map { s in
+                let (q, tap) = s.quotientAndRemainder(dividingBy: 9)
+                let (a, dy) = phase(tap / 3), (b, dx) = phase(tap % 3)
+                let plane = q * stride * stride + a * stride + b
+                return Int32(4 * (plane * planeStride + (dy + 1) * pitch + dx + 1))
+            })
+        }
+
+        /// Bytes of the quad planes.
+        var planesBytes: Int { (quads * stride * stride * planeStride * 4 + 63) / 64 * 64 }
+        /// Columns of one row of the padded-grid output.
+        func gridColumns(_ tileColumns: Int) -> Int { blocks * tileColumns }
+
+        /// `values` (`rows × channels·9`, k = channel·9 + tap) in the direct path's order of k (channel quad, tap,
+        /// channel within the quad), the channels past the last padded with zero weights.
+        func reordered(_ values: UnsafeBufferPointer<Int8>, rows: Int, channels: Int) -> [Int8] {
+            let k = quads * 36
+            var result = [Int8](repeating: 0, count: rows * k)
+            for r in 0..<rows {
+                for s in 0..<quads * 9 {
+                    let (q, tap) = s.quotientAndRemainder(dividingBy: 9)
+                    for g in 0..<4 where 4 * q + g < channels {
+                        result[r * k + 4 * s + g] = values[r * channels * 9 + (4 * q + g) * 9 + tap]
+                    }
+                }
+            }
+            return result
+        }
+    }
 
     /// - Parameters:
     ///   - inputIsFloat: the input tensor is float (the layer quantizes it), else u8 in `parameters.input`.
@@ -45,7 +106,19 @@ import YOLOKernels
         self.steps = steps
         self.plan = plan
         self.kernel = kernel
-        self.packed = Int8PackedMatrix(w.values.buffer, rows: filters, columns: steps.patchLength, kernel: kernel)
+        if case .int8Direct = plan.algorithm {
+            precondition(size == 3 && (stride == 1 || stride == 2) && padding == 1 && kernel.kernel.directSweep != nil,
+                         "Int8Convolution: the direct path for a \(size)x\(size)/\(stride) layer on \(kernel.name)")
+            let direct = Direct(steps: steps, tileColumns: kernel.kernel.tileColumns)
+            self.direct = direct
+            let values = direct.reordered(w.values.buffer, rows: filters, channels: inputShape.channels)
+            self.packed = values.withUnsafeBufferPointer {
+                Int8PackedMatrix($0, rows: filters, columns: direct.quads * 36, kernel: kernel)
+            }
+        } else {
+            self.direct = nil
+            self.packed = Int8PackedMatrix(w.values.buffer, rows: filters, columns: steps.patchLength, kernel: kernel)
+        }
         self.input = parameters.input
         self.quantizesInput = inputIsFloat
         self.output = writesBytes ? parameters.output : nil
@@ -63,10 +136,11 @@ import YOLOKernels
     public var maxThreads: Int { plan.maxThreads }
     public var ownedBytes: Int {
         packed.storage.count + compensation.count * MemoryLayout<Int32>.stride + multipliers.count * MemoryLayout<Float>.stride
+            + (direct?.offsets.count ?? 0) * MemoryLayout<Int32>.stride
     }
 
     public var algorithm: String {
-        "int8 " + (steps.isPointwise ? "1x1 gemm" : "im2col+gemm") + " (\(kernel.name.rawValue))"
+        "int8 " + (direct != nil ? "direct" : steps.isPointwise ? "1x1 gemm" : "im2col+gemm") + " (\(kernel.name.rawValue))"
     }
 
     /// Output rows per band on the banded path (`ConvolutionPlan.Algorithm.gemmBands`), else nil.
@@ -79,11 +153,19 @@ import YOLOKernels
     /// rounded; 0 when not needed.
     var quantizedBytes: Int { quantizesInput ? (steps.inputShape.count + 63) / 64 * 64 : 0 }
     var columnsBytes: Int {
+        if let direct { return direct.planesBytes }
         guard let bandRows else { return (steps.columnsCount + 63) / 64 * 64 }
         return (steps.patchLength * bandRows * steps.outputShape.width + 63) / 64 * 64 * maxThreads
     }
     var workerBytes: Int { Int8GEMM.scratchBytes(k: steps.patchLength, kernel: kernel.kernel) }
-    public var scratchCount: Int { (quantizedBytes + columnsBytes + workerBytes * maxThreads) / 4 }
+    /// Bytes of the direct path's padded-grid output.
+    var gridBytes: Int {
+        guard let direct else { return 0 }
+        return (filters * direct.gridColumns(kernel.kernel.tileColumns) * epilogue.outputBytes + 63) / 64 * 64
+    }
+    public var scratchCount: Int {
+        (quantizedBytes + columnsBytes + (direct != nil ? gridBytes : workerBytes * maxThreads) + 3) / 4
+    }
 
     /// The epilogue of every filter.
     var epilogue: Int8Epilogue {
@@ -102,6 +184,10 @@ import YOLOKernels
             }
             source = UnsafePointer(target)
         }
+        if let direct {
+            return forwardDirect(source, direct, into: UnsafeMutableRawPointer(io.output), scratch: scratch + quantizedBytes,
+                                 threads: threads)
+        }
         if let bandRows {
             return forwardBands(source, bandRows: bandRows, into: UnsafeMutableRawPointer(io.output),
                                 scratch: scratch + quantizedBytes, threads: threads)
@@ -119,6 +205,43 @@ import YOLOKernels
         }
         multiply(columns, into: UnsafeMutableRawPointer(io.output), scratch: scratch + quantizedBytes + columnsBytes,
                  threads: threads)
+    }
+
+    /// The direct path: the quad planes, then the product over the padded grid and the map's pixels copied out.
+    func forwardDirect(_ source: UnsafePointer<UInt8>, _ d: Direct, into output: UnsafeMutableRawPointer,
+                       scratch: UnsafeMutableRawPointer, threads: Int) {
+        let (shape, pad, k) = (steps.inputShape, input.zeroPoint, kernel.kernel)
+        let (planes, grid) = (scratch, scratch + d.planesBytes)
+        let pack = k.packQuads!
+        Parallel.forRanges(d.quads, threads: threads) { quads in
+            pack(source, shape.channels, shape.height, shape.width, pad, d.stride, d.pitch, quads.lowerBound, quads.upperBound,
+                 d.planeStride, planes)
+        }
+        let (packed, epilogue) = (packed, epilogue)
+        let ldc = d.gridColumns(k.tileColumns)
+        let byColumns: Bool
+        if case .int8Direct(.filters) = plan.algorithm { byColumns = false } else { byColumns = true }
+        let (height, width, outputBytes) = (outputShape.height, outputShape.width, epilogue.outputBytes)
+        // Each worker copies out the map's pixels among the grid positions it computed, in the same region.
+        Parallel.forRanges(threads, threads: threads) { workers in
+            for worker in workers {
+                let rows = byColumns ? 0..<packed.rows : Parallel.alignedPart(worker, of: threads, count: packed.rows, alignment: k.tileRows)
+                let blocks = byColumns ? Parallel.part(worker, of: threads, count: d.blocks) : 0..<d.blocks
+                guard !rows.isEmpty, !blocks.isEmpty else { continue }
+                Int8GEMM.multiplyDirect(packed, rows: rows, b: planes, offsets: d.offsets.pointer, blocks: blocks, c: grid, ldc: ldc,
+                                        epilogue: epilogue)
+                let positions = blocks.lowerBound * k.tileColumns ..< min(blocks.upperBound * k.tileColumns, height * d.pitch)
+                guard !positions.isEmpty else { continue }
+                for f in rows {
+                    for y in positions.lowerBound / d.pitch ... (positions.upperBound - 1) / d.pitch {
+                        let start = max(positions.lowerBound, y * d.pitch), end = min(positions.upperBound, y * d.pitch + width)
+                        guard start < end else { continue }
+                        (output + (f * height * width + y * width + start - y * d.pitch) * outputBytes)
+                            .copyMemory(from: grid + (f * ldc + start) * outputBytes, byteCount: (end - start) * outputBytes)
+                    }
+                }
+            }
+        }
     }
 
     /// The banded path: the output rows cut into one contiguous part per worker, each part into bands of

@@ -12,6 +12,17 @@
         case gemmBands(rows: Int)
         /// Winograd F(m×m, 3×3).
         case winograd(WinogradChoice)
+        /// Int8 only, a 3×3 padding-1 layer of stride 1 or 2: the product read in place from the input packed in
+        /// planes of channel quads (no im2col, no packing of B; `Int8Convolution`), the threads splitting `split`.
+        case int8Direct(split: DirectSplit)
+    }
+
+    /// Which side of an int8 direct product the threads share (`Algorithm.int8Direct`).
+    public enum DirectSplit: String, Sendable {
+        /// The 64-column blocks of output positions (at least 4 a thread).
+        case columns
+        /// Filters.
+        case filters
     }
 
     /// How threads share a whole-map product C (filters × output pixels): a grid of `filters` × `columns` parts,
@@ -91,6 +102,7 @@
         case .gemm(let split): parts = ["gemm in \(split)"]
         case .gemmBands(let rows): parts = ["gemm by bands of \(rows) output rows"]
         case .winograd(let w): parts = [w.description]
+        case .int8Direct(let split): parts = ["direct on channel quads, threads split the \(split.rawValue)"]
         }
         switch (weights, precision) {
         case (_, .int8(let kernel)): parts.append("int8 (\(kernel.rawValue) kernel)")

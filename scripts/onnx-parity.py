@@ -114,6 +114,7 @@ def main():
     parser.add_argument("yolo_model")
     parser.add_argument("images", nargs="+")
     parser.add_argument("--yolo", default=".build/release/yolo")
+    parser.add_argument("--yolo-args", default="", help="more arguments for yolo forward and detect, e.g. '--kernel portable'")
     parser.add_argument("--write-fixture")
     args = parser.parse_args()
 
@@ -125,7 +126,8 @@ def main():
         for image in args.images:
             stem = os.path.splitext(os.path.basename(image))[0]
             out = os.path.join(work, stem)
-            run([args.yolo, "forward", "--model", args.yolo_model, "--input", image, "--out", out])
+            extra = args.yolo_args.split()
+            run([args.yolo, "forward", "--model", args.yolo_model, "--input", image, "--out", out] + extra)
             blob = np.load(os.path.join(out, "input.npy")).astype(np.float32)
             if blob.ndim == 3:
                 blob = blob[None]
@@ -138,7 +140,7 @@ def main():
                 mine = np.load(os.path.join(out, f)).reshape(reference.shape)
                 head_diff = max(head_diff, float(np.abs(mine - reference).max()))
             report = json.loads(run([args.yolo, "detect", "--model", args.yolo_model, image, "--format", "json",
-                                     "--iou", "0.7", "--max-det", "300"]))
+                                     "--iou", "0.7", "--max-det", "300"] + extra))
             if isinstance(report, list):
                 report = report[0]
             W, H = report["width"], report["height"]

@@ -439,7 +439,8 @@ struct GraphMapping {
             }
             let total = channels[source]
             if sizes.isEmpty { sizes = Array(repeating: Int64(total / max(parts, 1)), count: parts) }
-            guard parts >= 1, sizes.count == parts, Set(sizes).count == 1, sizes.reduce(0, +) == Int64(total) else {
+            guard parts >= 1, sizes.count == parts, Set(sizes).count == 1, (1...Int64(total)).contains(sizes[0]),
+                  sizes[0] * Int64(parts) == Int64(total) else {
                 throw fail(node, "split \(sizes) of \(total) channels: only equal parts of all channels are supported")
             }
             for (k, output) in node.outputs.enumerated() {

@@ -10,6 +10,7 @@ onnxruntime's outputs for a seeded input blob are the reference: input.npy, head
 Concat tensors: 64 box logits + 3 class logits per cell), and detections.json, output0 suppressed the way
 Ultralytics documents its NMS (best class per box, score > 0.25, class-aware greedy IoU 0.7, at most 300), in
 network pixels (x1, y1, x2, y2).
+Fuzz/Corpus/fuzz-onnx/yolov8-mini.onnx: the fuzz seed, every mapped operator once with 1x1 convolutions (4 KB).
 unsupported-leaky.onnx: a one-scale head whose first convolution is followed by LeakyRelu (not supported).
 """
 import json
@@ -107,9 +108,9 @@ class Graph:
         self.nodes[-1].output[0] = "output0"
         return n
 
-    def model(self, size, nc, n, names):
+    def model(self, size, nc, n, names, out_shape=None):
         graph = helper.make_graph(self.nodes, "main", [helper.make_tensor_value_info("images", TensorProto.FLOAT, [1, 3, size, size])],
-                                  [helper.make_tensor_value_info("output0", TensorProto.FLOAT, [1, 4 + nc, n])], self.inits)
+                                  [helper.make_tensor_value_info("output0", TensorProto.FLOAT, out_shape or [1, 4 + nc, n])], self.inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="make-onnx-fixtures")
         model.ir_version = 8
         helper.set_model_props(model, {"names": names, "stride": "16", "imgsz": f"[{size}, {size}]"})
@@ -166,11 +167,28 @@ def unsupported():
     return g.model(size, nc, n, "{0: 'a', 1: 'b'}")
 
 
+def mini():
+    """The fuzz seed: every mapped operator once, 1x1 convolutions, 32x32 input, one head of 1 class."""
+    g, size, nc = Graph(), 32, 1
+    x = g.conv("images", 3, 4, 1, 2)          # 16
+    a, b = g.node("Split", [x, g.const(np.array([2, 2], np.int64), "split")], outputs=2, axis=1)
+    x = g.node("Concat", [a, g.node("Add", [b, g.conv(b, 2, 2)])], axis=1)
+    x = g.node("MaxPool", [g.conv(x, 4, 4, 1, 2)], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1])  # 8
+    x = g.node("Concat", [g.upsample(g.conv(x, 4, 4, 1, 2)), x], axis=1)  # 8
+    box = g.conv(x, 8, 64, act=False)
+    cls = g.conv(x, 8, nc, act=False)
+    cat = g.node("Concat", [box, cls], axis=1)
+    out = g.node("Reshape", [cat, g.const(np.array([1, 64 + nc, -1], np.int64), "shape")])
+    g.nodes[-1].output[0] = "output0"
+    return g.model(size, nc, 64, "{0: 'thing'}", out_shape=[1, "rows", "anchors"])
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     model, size = tiny_v8()
     onnx.save(model, os.path.join(OUT, "yolov8-tiny-random.onnx"))
     onnx.save(unsupported(), os.path.join(OUT, "unsupported-leaky.onnx"))
+    onnx.save(mini(), os.path.join(OUT, "..", "..", "..", "..", "Fuzz", "Corpus", "fuzz-onnx", "yolov8-mini.onnx"))
     heads = [n.output[0] for n in model.graph.node if n.op_type == "Concat" and len(n.input) == 2
              and all(i.startswith("/Conv") for i in n.input)]
     for name in heads:

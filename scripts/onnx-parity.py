@@ -5,7 +5,8 @@ For each image: `yolo forward` writes the exact input blob SwiftYOLO feeds (lett
 raw head outputs; onnxruntime runs the original .onnx on that same blob, with the head Concat tensors (box
 distribution logits + class logits per scale) added as graph outputs. Then:
   - raw heads: max |yolo - onnxruntime| over every head element (bar 1e-3);
-  - detections: `yolo detect --format json --iou 0.7 --max-det 300` against the ONNX model's own decoded
+  - detections: `yolo detect --format json --iou 0.7 --max-det 300 --full-decode` (full-size JPEG decoding, so
+    its input is the blob `yolo forward` wrote; images with an EXIF rotation are not comparable) against the ONNX model's own decoded
     output (output0: xywh in input pixels, sigmoid class scores) suppressed the way Ultralytics documents
     its NMS (best class per box, score > conf, class-aware greedy IoU suppression, at most max_det), boxes
     mapped back to the image with SwiftYOLO's letterbox inverse and clipped; same count and classes, box
@@ -14,11 +15,11 @@ The decoding is written here from the documented behaviour; no Ultralytics code 
 
 Usage: onnx-parity.py MODEL.onnx MODEL.yolo IMAGE... [--yolo PATH] [--write-fixture DIR]
 Needs numpy, onnx and onnxruntime (the reference venv /tmp/yolo-reference-venv has them).
---write-fixture DIR writes, per image, DIR/<stem>.input.npy is NOT written (inputs come from `yolo forward`);
-instead DIR/<stem>.heads.npz holds onnxruntime's head outputs and DIR/<stem>.detections.json the reference
-detections, for the integration test.
+--write-fixture DIR writes DIR/<model>.<image>.json per image for the integration test (ONNXParityTests): the
+sha256 of the input blob, onnxruntime's head values at 1000 seeded positions per head, and the reference detections.
 """
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -140,7 +141,7 @@ def main():
                 mine = np.load(os.path.join(out, f)).reshape(reference.shape)
                 head_diff = max(head_diff, float(np.abs(mine - reference).max()))
             report = json.loads(run([args.yolo, "detect", "--model", args.yolo_model, image, "--format", "json",
-                                     "--iou", "0.7", "--max-det", "300"] + extra))
+                                     "--iou", "0.7", "--max-det", "300", "--full-decode"] + extra))
             if isinstance(report, list):
                 report = report[0]
             W, H = report["width"], report["height"]
@@ -174,9 +175,21 @@ def main():
                   f"confidences {conf_diff:.2e}" + ("  FAIL: " + "; ".join(problems) if problems else ""))
             if args.write_fixture:
                 os.makedirs(args.write_fixture, exist_ok=True)
-                np.savez_compressed(os.path.join(args.write_fixture, f"{stem}.heads.npz"), **{f"head{k}": r[0] for k, r in enumerate(results[1:])})
-                with open(os.path.join(args.write_fixture, f"{stem}.detections.json"), "w") as f:
-                    json.dump([{"classIndex": c, "confidence": s, "box": [round(float(x), 4) for x in b]} for c, s, b in reference], f, indent=1)
+                model_stem = os.path.splitext(os.path.basename(args.onnx))[0]
+                picks = np.random.default_rng(38)
+                heads = []
+                for r in results[1:]:
+                    flat = r.reshape(-1)
+                    index = np.sort(picks.choice(flat.size, size=min(1000, flat.size), replace=False))
+                    heads.append({"shape": list(r.shape[1:]), "indices": index.tolist(), "values": [float(v) for v in flat[index]]})
+                fixture = {
+                    "image": os.path.basename(image), "onnxruntime": ort.__version__,
+                    "input_sha256": hashlib.sha256(blob.astype("<f4").tobytes()).hexdigest(),
+                    "heads": heads,
+                    "detections": [{"classIndex": c, "confidence": s, "box": [round(float(x), 4) for x in b]} for c, s, b in reference],
+                }
+                with open(os.path.join(args.write_fixture, f"{model_stem}.{stem}.json"), "w") as f:
+                    json.dump(fixture, f)
     print(f"{total} images, {failures} failing; worst: heads {worst_head:.2e}, boxes {worst_box:.4f} px, confidences {worst_conf:.2e}")
     sys.exit(1 if failures else 0)
 

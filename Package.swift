@@ -19,9 +19,13 @@ let package = Package(
         .library(name: "YOLOMOTMetrics", targets: ["YOLOMOTMetrics"]),
         // The converted yolov4-tiny and yolov3-tiny (lut8, 14.4 MB of resources), separate so YOLO stays small.
         .library(name: "YOLOModels", targets: ["YOLOModels"]),
-        // Video files, cameras and network streams through FFmpeg; separate so YOLO links nothing new.
+        // Video files, cameras and network streams; separate so YOLO links nothing new. It links no FFmpeg
+        // library either: it runs the yolo-video helper and exchanges frames with it over a socket.
         .library(name: "YOLOVideo", targets: ["YOLOVideo"]),
         .executable(name: "yolo", targets: ["yolo"]),
+        // The helper that decodes and encodes video with FFmpeg for YOLOVideo: the only product linking FFmpeg,
+        // which Debian builds under the GPL (docs/THIRD_PARTY.md).
+        .executable(name: "yolo-video", targets: ["yolo-video"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -52,7 +56,8 @@ let package = Package(
         // No pkgConfig: its .pc file's -D flags are ones SwiftPM refuses (they only restate the header's defaults);
         // the shim includes <kissfft/…> and the module map links kissfft-float.
         .systemLibrary(name: "CKissFFT", providers: [.apt(["libkissfft-dev"])]),
-        // FFmpeg 5.1 (Debian 12), one module per library, for YOLOVideo only.
+        // FFmpeg 5.1 (Debian 12), one module per library, for the yolo-video helper only (and swscale for the
+        // integration tests' references).
         .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev"])]),
         .systemLibrary(name: "CAVCodec", pkgConfig: "libavcodec", providers: [.apt(["libavcodec-dev"])]),
         .systemLibrary(name: "CAVUtil", pkgConfig: "libavutil", providers: [.apt(["libavutil-dev"])]),
@@ -81,7 +86,11 @@ let package = Package(
         .target(name: "YOLOMOTMetrics", dependencies: ["YOLO"]),
         .target(name: "YOLOModels", dependencies: ["YOLO"], exclude: ["PROVENANCE.md"],
                 resources: [.copy("Resources/yolov4-tiny-lut8.yolo"), .copy("Resources/yolov3-tiny-lut8.yolo")]),
-        .target(name: "YOLOVideo", dependencies: ["YOLO", "CAVFormat", "CAVCodec", "CAVUtil", "CSwScale", "CAVDevice"]),
+        // The records YOLOVideo and the yolo-video helper exchange (its source file describes them).
+        .target(name: "YOLOVideoProtocol"),
+        .target(name: "YOLOVideo", dependencies: ["YOLO", "YOLOVideoProtocol"]),
+        .executableTarget(name: "yolo-video",
+                          dependencies: ["YOLOVideoProtocol", "CAVFormat", "CAVCodec", "CAVUtil", "CSwScale", "CAVDevice"]),
         // What `yolo detect` prints for an image (text, JSON), shared by the command line and the server.
         .target(name: "YOLOReport", dependencies: ["YOLO"]),
         // `yolo serve`: the HTTP detection service on Hummingbird 2, a target of the yolo tool (no product: it has no

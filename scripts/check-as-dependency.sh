@@ -7,8 +7,10 @@
 # dependency since swift-tools-version 6.2) and found the cup; then that Detector(named: .yolov4Tiny), run
 # outside any clone (no Weights/ folder), uses the model bundled in the YOLOModels product and finds the
 # astronaut in Samples/astronaut.png; that the same binary away from its resources gets errors, not a trap;
-# that every Swift code block of the docs compiles in that package (target Snippets); then runs
-# scripts/check-isa.sh on the app.
+# that every Swift code block of the docs compiles in that package (target Snippets); that a second app using
+# YOLOVideo decodes a clip through the yolo-video helper built beside it, loads no FFmpeg or other GPL library
+# (scripts/check-no-gpl.sh, which also checks that the helper does), and without the helper fails with one line
+# naming where it looked; then runs scripts/check-isa.sh on the app.
 # Usage: scripts/check-as-dependency.sh [WORK_DIR]     (commit first: the clone takes HEAD)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -56,12 +58,36 @@ let detections = try detector.detect(Image(contentsOf: arguments[4]))
 print("kernel \(KernelFamily.active.name.rawValue)")
 for d in detections { print("\(d.label) \(d.confidence)") }
 SWIFT
+# The second app: YOLOVideo alone.
+cat >>"$work/app/Package.swift" <<'SWIFT'
+
+// An app using YOLOVideo (scripts/check-as-dependency.sh): no FFmpeg linked; the yolo-video helper beside it.
+package.targets.append(.executableTarget(name: "videoapp", dependencies: [.product(name: "YOLOVideo", package: "SwiftYOLO")]))
+SWIFT
+mkdir -p "$work/app/Sources/videoapp"
+cat >"$work/app/Sources/videoapp/main.swift" <<'SWIFT'
+import Foundation
+import YOLOVideo
+do {
+    let source = try VideoSource(CommandLine.arguments[1])
+    var frames = 0
+    while try source.nextFrame() != nil { frames += 1 }
+    print("videoapp \(source.width)x\(source.height) \(frames) frames")
+} catch {
+    print("videoapp error: \(error)")
+    exit(1)
+}
+SWIFT
 echo "check-as-dependency: building $work/app (SwiftYOLO 99.0.0 = $(git -C "$root" rev-parse --short HEAD)), no extra flags"
 if ! (cd "$work/app" && swift build -c release >"$work/build.log" 2>&1); then
   grep -E 'error:' -A3 "$work/build.log" | head -60 >&2 || tail -20 "$work/build.log" >&2
   echo "check-as-dependency: the package (the app, or a doc block in Sources/Snippets) does not build: $work/build.log" >&2; exit 1
 fi
 tail -1 "$work/build.log"
+# The helper is a product of the dependency: an app builds it and ships it beside its executable.
+if ! (cd "$work/app" && swift build -c release --product yolo-video >>"$work/build.log" 2>&1); then
+  tail -20 "$work/build.log" >&2; echo "check-as-dependency: the yolo-video helper does not build in the app package" >&2; exit 1
+fi
 output=$(env -u YOLO_KERNEL "$work/app/.build/release/app" "$root/Weights/yolov3-tiny.cfg" "$root/Weights/yolov3-tiny.weights" \
   "$root/Weights/coco.names" "$root/Samples/coffee.png")
 echo "$output"
@@ -95,6 +121,19 @@ tools=$(nm "$work/app/.build/release/app" | grep -E -e 'YOLOConversion|YOLOEvalu
 if [[ -n $tools ]]; then
   echo "check-as-dependency: the app contains code of the offline tools or LAPACK, though it uses only YOLO: $tools" >&2; exit 1
 fi
+# The video app: decodes a clip through the helper beside it, links no GPL library, and without a helper
+# (copied elsewhere, PATH without one) fails in one line naming where it looked.
+ffmpeg -loglevel error -y -f lavfi -i testsrc=size=160x120:rate=10:duration=1 -pix_fmt yuv420p "$work/clip.mp4"
+video=$("$work/app/.build/release/videoapp" "$work/clip.mp4")
+echo "$video"
+grep -qx 'videoapp 160x120 10 frames' <<<"$video" || { echo "check-as-dependency: the video app did not decode the clip" >&2; exit 1; }
+bash "$root/scripts/check-no-gpl.sh" "$work/app/.build/release/yolo-video" "$work/app/.build/release/videoapp" "$work/app/.build/release/app"
+cp "$work/app/.build/release/videoapp" "$work/elsewhere/videoapp"
+alone=$(cd "$work/elsewhere" && env PATH=/usr/bin:/bin ./videoapp "$work/clip.mp4" 2>&1) && { echo "$alone"; echo "check-as-dependency: the video app ran without its helper" >&2; exit 1; }
+echo "$alone"
+grep -q "^videoapp error: $work/clip.mp4: cannot read: the video helper yolo-video .* is not at $work/elsewhere/yolo-video (beside this executable) nor in PATH" <<<"$alone" \
+  || { echo "check-as-dependency: no one-line error naming where the helper was looked for" >&2; exit 1; }
+[[ $(wc -l <<<"$alone") == 1 ]] || { echo "check-as-dependency: the missing-helper error is not one line" >&2; exit 1; }
 # The app's binary gets the same disassembly checks as ours: kernels compiled for their ISA, nothing
 # higher-ISA outside them, and no SIMD code left unspecialized across the module boundary.
 bash "$root/scripts/check-isa.sh" "$work/app/.build/release/app"

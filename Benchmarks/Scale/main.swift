@@ -4,7 +4,7 @@
 //   Scale MODEL.yolo [--threads 1,2,4] [--runs 30] [--warmup 5] [--tag yolo] [--detect IMAGE] [--layers]
 //
 // One JSON line per thread count: {"engine":"yolo","tag":...,"threads":T,"median_ms":...,"min_ms":...,
-// "max_ms":...,"runs":N,"family":...}, timing Network.forward on a fixed pseudo-random input with a
+// "max_ms":...,"runs":N,"family":...,"regions_per_pass":...}, timing Network.forward on a fixed pseudo-random input with a
 // heads-only workspace (as Detector runs it).
 // --detect IMAGE: first prints the detections of IMAGE ("DET label conf x0 y0 x1 y1"), for a parity check.
 // --layers: per thread count also one line {"engine":"yolo-layers",...,"ms":[per-layer median ms]} from
@@ -121,15 +121,18 @@ func main() throws {
     for threads in options.threads {
         let workspace = makeWorkspace(network: network, threads: threads)
         var totals: [Double] = []
+        var regions = 0
         var perLayer: [[Double]] = Array(repeating: [], count: network.layers.count)
         input.withUnsafeBufferPointer { buffer in
             let pointer = buffer.baseAddress!
             for _ in 0..<options.warmup { network.forward(pointer, workspace: workspace) }
+            let regionsBefore = workspace.pool.regions
             for _ in 0..<options.runs {
                 let start = DispatchTime.now().uptimeNanoseconds
                 network.forward(pointer, workspace: workspace)
                 totals.append(milliseconds(since: start))
             }
+            regions = workspace.pool.regions - regionsBefore
             guard options.layers else { return }
             let seconds = UnsafeMutableBufferPointer<Double>.allocate(capacity: network.layers.count)
             defer { seconds.deallocate() }
@@ -140,7 +143,7 @@ func main() throws {
         }
         print("{\"engine\":\"yolo\",\"tag\":\(tag),\"threads\":\(threads),\"median_ms\":\(fixed(median(totals))),"
               + "\"min_ms\":\(fixed(totals.min()!)),\"max_ms\":\(fixed(totals.max()!)),\"runs\":\(options.runs),"
-              + "\"family\":\(quoted(family))}")
+              + "\"family\":\(quoted(family)),\"regions_per_pass\":\(fixed(Double(regions) / Double(options.runs)))}")
         if options.layers {
             if !namesPrinted {
                 let types = network.layers.indices.map { i in

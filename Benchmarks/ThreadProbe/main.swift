@@ -8,7 +8,8 @@
 //    default settings equals the process's mask at start: nothing was pinned.
 // 3. paced: `--frames` detects at 5 frames per second with the default settings; the process's CPU time over
 //    that run against the CPU time of the same detects at the same pace on one thread (the compute they need).
-//    Bar: at most 1.15×.
+//    Bar: at most 1.15×. Also the calling thread's and the other threads' (the workers') CPU
+//    (/proc/self/task/*/schedstat; a thread that exited during the run is missing there) and the 1-minute load average.
 // 4. memory: 1, 8 and `--callers` raw threads call one detector at once (two detects each); RSS growth above the
 //    RSS after one detect against the cap (`maximumConcurrentPasses` × `scratchBytes`, + 32 MB of thread stacks and
 //    images), and the images/s of the calls together.
@@ -40,10 +41,35 @@ struct Probe {
         return masks
     }
 
+    /// CPU seconds each live thread has run (/proc/self/task/*/schedstat, nanoseconds), by thread ID, with its name.
+    static func threadCPU() -> [String: (name: String, seconds: Double)] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        var result: [String: (name: String, seconds: Double)] = [:]
+        for task in tasks {
+            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/schedstat", encoding: .utf8),
+                  let ns = stat.split(separator: " ").first.flatMap({ Double($0) }) else { continue }
+            let name = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+            result[task] = (name, ns / 1e9)
+        }
+        return result
+    }
+
+    /// The 1-minute load average (/proc/loadavg), to report how busy the machine was.
+    static func loadAverage() -> Double {
+        (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first.flatMap { Double($0) } ?? -1
+    }
+
     /// `frames` detects at 5 per second: the process's CPU time over them (and 0.2 s after), their summed and
-    /// median wall time.
-    func paced(_ detector: Detector, image: Image, frames: Int) throws -> (cpu: Double, wall: Double, median: Double) {
+    /// median wall time, and the CPU time of the calling thread and of the process's other threads (the
+    /// detector's workers).
+    func paced(_ detector: Detector, image: Image, frames: Int)
+        throws -> (cpu: Double, wall: Double, median: Double, caller: Double, workers: Double) {
         usleep(300_000)
+        // "/proc/thread-self" links to "PID/task/TID".
+        let callerID = ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? "")
+            .split(separator: "/").last.map(String.init) ?? ""
+        let threadsBefore = Self.threadCPU()
         let cpu = Self.cpuSeconds()
         var times: [Double] = []
         let start = Self.now()
@@ -55,7 +81,11 @@ struct Probe {
             times.append(Self.now() - t)
         }
         usleep(200_000)
-        return (Self.cpuSeconds() - cpu, times.reduce(0, +), times.sorted()[times.count / 2] * 1000)
+        let threadsAfter = Self.threadCPU()
+        func grown(_ task: String) -> Double { (threadsAfter[task]?.seconds ?? 0) - (threadsBefore[task]?.seconds ?? 0) }
+        let caller = grown(callerID)
+        let workers = threadsAfter.keys.filter { $0 != callerID }.reduce(0) { $0 + grown($1) }
+        return (Self.cpuSeconds() - cpu, times.reduce(0, +), times.sorted()[times.count / 2] * 1000, caller, workers)
     }
 
     mutating func check(_ name: String, _ passed: Bool, _ fields: [String: Any]) {
@@ -95,7 +125,9 @@ struct Probe {
         check("paced", ratio <= 1.15, ["frames": frames, "threads": detector.threads, "cpu_s": defaults.cpu,
                                        "cpu_s_one_thread": alone.cpu, "ratio": ratio,
                                        "median_ms": defaults.median, "median_ms_one_thread": alone.median,
-                                       "cpu_per_detect_wall": defaults.cpu / defaults.wall])
+                                       "cpu_per_detect_wall": defaults.cpu / defaults.wall,
+                                       "cpu_s_caller": defaults.caller, "cpu_s_other_threads": defaults.workers,
+                                       "cpu_s_caller_one_thread": alone.caller, "load_1min": Self.loadAverage()])
 
         // 4. Concurrent callers on one detector (1, 8, then `--callers`): RSS growth over the RSS after one detect,
         //    against the cap, and the images/s of the calls together.

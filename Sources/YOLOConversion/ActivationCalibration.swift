@@ -1,9 +1,9 @@
 import Foundation
 @_spi(Engine) import YOLO
 
-/// The u8 quantization of each activation tensor, chosen on calibration inputs by the smallest expected
-/// squared error (clipping + rounding) over a histogram of the float model's values, not by their min and max:
-/// a few large values would otherwise stretch the scale for all the others.
+/// The u8 quantization of each activation tensor, from the float model's values on calibration inputs: the
+/// whole range they reach (`Int8ActivationRange.observed`), or the clipping with the smallest expected squared
+/// error over their histogram (`.mse`).
 enum ActivationCalibration {
     /// Bins of each tensor group's histogram.
     static let bins = 2048
@@ -40,10 +40,12 @@ enum ActivationCalibration {
     }
 
     /// The quantization of every group whose values come from a convolution, from the float model `model` on
-    /// `inputs`: one pass for each group's range, one for its histogram, then `best(histogram:low:high:)`.
+    /// `inputs`: one pass for each group's range; for `.mse` one more for its histogram, then
+    /// `best(histogram:low:high:)`.
     ///
     /// - Throws: `YOLOError` when an input does not fit the network.
-    static func quantizations(model: Model, inputs: [Tensor], groups: [Int?]) throws -> [Int: ActivationQuantization] {
+    static func quantizations(model: Model, inputs: [Tensor], groups: [Int?],
+                              range: Int8ActivationRange) throws -> [Int: ActivationQuantization] {
         let producers = model.description.layers.indices.filter {
             if case .convolution = model.description.layers[$0], groups[$0] != nil { return true }
             return false
@@ -54,6 +56,12 @@ enum ActivationCalibration {
             var (low, high) = ranges[group] ?? (Float.infinity, -Float.infinity)
             for v in values where v.isFinite { low = min(low, v); high = max(high, v) }
             ranges[group] = (low, high)
+        }
+        if range == .observed {
+            return ranges.mapValues { low, high in
+                let (lo, hi) = (min(low, 0), max(high, 0))
+                return hi > lo ? ActivationQuantization(covering: lo, hi) : ActivationQuantization(covering: 0, 1)
+            }
         }
         var histograms: [Int: [Double]] = [:]
         try forEachOutput(model: model, inputs: inputs, layers: producers) { layer, values in

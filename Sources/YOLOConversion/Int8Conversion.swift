@@ -1,6 +1,16 @@
 import Foundation
 @_spi(Engine) import YOLO
 
+/// How the u8 range of each activation tensor is chosen from the float model's values on the calibration inputs.
+public enum Int8ActivationRange: String, Sendable, CaseIterable {
+    /// The whole range the values reach (with 0 inside): nothing clipped on the calibration inputs.
+    case observed
+    /// The clipping with the smallest expected squared error (clipping + rounding) over the values' histogram.
+    /// It wins on the calibration inputs' own raw heads, but on new images it clips values that the detections
+    /// need (docs/QUANTIZATION.md).
+    case mse
+}
+
 /// What `ModelConverter.convertInt8` makes of a float model (`yolo convert --quantize int8`).
 public struct Int8ConversionSettings: Sendable {
     /// Convolutions kept float32 whatever their measured sensitivity.
@@ -14,20 +24,24 @@ public struct Int8ConversionSettings: Sendable {
     public var gptq = true
     /// Biases corrected for the mean output shift of the weights' rounding (`BiasCorrection`).
     public var biasCorrection = true
+    /// How each activation tensor's u8 range is chosen.
+    public var activationRange = Int8ActivationRange.observed
 
     /// The default `sensitivityShare`.
     public static let defaultSensitivityShare = 0.2
 
     public init(keepFloat: [FloatLayerSelector] = [], sensitivityShare: Double? = Int8ConversionSettings.defaultSensitivityShare,
-                gptq: Bool = true, biasCorrection: Bool = true) {
+                gptq: Bool = true, biasCorrection: Bool = true, activationRange: Int8ActivationRange = .observed) {
         (self.keepFloat, self.sensitivityShare, self.gptq, self.biasCorrection) = (keepFloat, sensitivityShare, gptq, biasCorrection)
+        self.activationRange = activationRange
     }
 
     /// One line naming the settings (stored in the model file's note).
     public var summary: String {
         let kept = keepFloat.isEmpty ? "none" : keepFloat.map(\.description).joined(separator: ",")
         let share = sensitivityShare.map { String(format: "%.2f", $0) } ?? "off"
-        return "quantize int8 (s8 per-channel weights, u8 per-tensor activations, MSE-calibrated), \(gptq ? "gptq" : "nearest") codes, "
+        let activations = activationRange == .observed ? "over their observed range" : "MSE-calibrated"
+        return "quantize int8 (s8 per-channel weights, u8 per-tensor activations \(activations)), \(gptq ? "gptq" : "nearest") codes, "
             + "keep-float \(kept), float by sensitivity share \(share)" + (biasCorrection ? ", bias correction" : "")
     }
 }
@@ -70,7 +84,7 @@ public struct Int8ConversionSettings: Sendable {
 extension ModelConverter {
     /// Quantizes `model` to linear int8 with calibration `inputs` (never evaluation images): per-output-channel
     /// symmetric s8 weights (GPTQ codes, refitted scales, corrected biases: `Int8ConversionSettings`), per-tensor
-    /// u8 activation scales and zero points from the float model's histograms (`ActivationCalibration`), and the
+    /// u8 activation scales and zero points from the float model's values (`ActivationCalibration`), and the
     /// float32 layers chosen by `keepFloat` and by measured sensitivity. Deterministic for a given input order.
     ///
     /// - Throws: `YOLOError.invalidArgument` without inputs or for a non-finite weight; `YOLOError` when an input
@@ -88,7 +102,8 @@ extension ModelConverter {
         }
         // Activations.
         let groups = ActivationCalibration.groups(description, geometry: geometry)
-        let quantizations = try ActivationCalibration.quantizations(model: model, inputs: inputs, groups: groups)
+        let quantizations = try ActivationCalibration.quantizations(model: model, inputs: inputs, groups: groups,
+                                                                         range: settings.activationRange)
         progress("activation scales of \(quantizations.count) tensor groups from \(inputs.count) calibration inputs")
         let heads = Set(description.heads.map(\.index))
         func inputQuantization(_ index: Int) -> ActivationQuantization {

@@ -1,13 +1,14 @@
-import CAVCodec
-import CAVFormat
-import CAVUtil
 import Foundation
 @_spi(Engine) import YOLO
+import YOLOVideoProtocol
 
 /// Writes RGB images as a video file (H.264 through libx264 when the FFmpeg build has it, else the
 /// container's default codec), atomically: frames go to a hidden temporary file next to `path` that
 /// `finish()` renames over it; a writer dropped or failing before that leaves nothing behind. Use it from
 /// one task or thread at a time (it may move between them).
+///
+/// FFmpeg runs in the `yolo-video` helper (see `VideoTool`): the writer starts it, sends it each image and
+/// waits for it to be encoded, so `write` reports an encoding error for the image that caused it.
 public final class VideoWriter: @unchecked Sendable {
     public let path: String
     /// The encoded size (the first image's, rounded down to even numbers as 4:2:0 chroma needs).
@@ -17,80 +18,38 @@ public final class VideoWriter: @unchecked Sendable {
     public let codecName: String
 
     private let temporary: String
-    private var output: UnsafeMutablePointer<AVFormatContext>?
-    private var encoder: UnsafeMutablePointer<AVCodecContext>?
-    private var frame: UnsafeMutablePointer<AVFrame>?
-    private var packet: UnsafeMutablePointer<AVPacket>?
-    private let stream: UnsafeMutablePointer<AVStream>
-    private let converter = PixelConverter()
-    private var lastTimestamp = Int64.min
+    private let tool: VideoToolProcess
     private var done = false
-    /// One frame at the nominal rate, in the 90 kHz clock: the duration given to each packet, without which
-    /// MP4's edit list ends at the last frame's start and players drop that frame.
-    private let frameTicks: Int64
-    /// Timestamps in 1/90 000 s (MPEG's clock): fine enough for variable frame rates.
-    private static let clock = AVRational(num: 1, den: 90_000)
 
     /// Opens `path` for writing frames of `width × height` at a nominal `frameRate` (frames carry their own times).
     public init(path: String, width: Int, height: Int, frameRate: Double) throws {
-        FFmpeg.configure
         self.path = path
         self.width = width & ~1
         self.height = height & ~1
-        guard self.width >= 2, self.height >= 2 else { throw YOLOError.invalidArgument("\(path): cannot write a \(width)x\(height) video") }
-        guard let container = av_guess_format(nil, path, nil) else {
-            throw YOLOError.invalidArgument("\(path): unknown video format; use a name ending in .mp4, .mkv, .mov or .avi")
+        guard self.width >= 2, self.height >= 2, self.width <= VideoToolWire.maximumSide, self.height <= VideoToolWire.maximumSide else {
+            throw YOLOError.invalidArgument("\(path): cannot write a \(width)x\(height) video")
         }
         let temporary = FileIO.temporaryPath(for: path)
         self.temporary = temporary
         var failed = true
         defer { if failed { FileIO.discardTemporary(temporary) } }
-        guard avformat_alloc_output_context2(&output, container, nil, temporary) >= 0, let output else {
-            throw YOLOError.unreadableFile(path: path, reason: "cannot set up the video container")
-        }
-        let codec = avcodec_find_encoder_by_name("libx264") ?? avcodec_find_encoder(container.pointee.video_codec)
-        guard let codec, let newStream = avformat_new_stream(output, nil), let encoder = avcodec_alloc_context3(codec) else {
-            avformat_free_context(output)
-            throw YOLOError.unreadableFile(path: path, reason: "no video encoder for this format in this FFmpeg build")
-        }
-        stream = newStream
-        self.encoder = encoder
-        codecName = String(cString: codec.pointee.name)
-        encoder.pointee.width = Int32(self.width)
-        encoder.pointee.height = Int32(self.height)
-        encoder.pointee.pix_fmt = AV_PIX_FMT_YUV420P
-        encoder.pointee.time_base = VideoWriter.clock
         let rate = frameRate.isFinite && frameRate > 0 ? frameRate : 25
-        frameTicks = max(1, Int64((90_000 / rate).rounded()))
-        encoder.pointee.framerate = AVRational(num: Int32((rate * 1000).rounded()), den: 1000)
-        encoder.pointee.gop_size = Int32(max(1, (rate * 2).rounded()))
-        if output.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
-            encoder.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
+        let tool = try VideoToolProcess(["encode", "--width", String(self.width), "--height", String(self.height),
+                                         "--frame-rate", String(rate), "--name", path, "--", temporary], subject: path)
+        self.tool = tool
+        do {
+            let tag = try tool.connection.u8()
+            if tag == VideoToolWire.error { throw tool.error(subject: path) }
+            guard tag == VideoToolWire.header else { throw VideoToolWire.Malformed("a record \(tag) instead of the header") }
+            let version = try tool.connection.u32()
+            guard version == VideoToolWire.version else { throw VideoToolWire.Malformed("protocol version \(version), not \(VideoToolWire.version)") }
+            codecName = try tool.connection.string()
+        } catch let error as YOLOError {
+            tool.stop()
+            throw error
+        } catch {
+            throw tool.broken(subject: path, error)
         }
-        var options: OpaquePointer?
-        defer { av_dict_free(&options) }
-        if codecName == "libx264" {
-            av_dict_set(&options, "preset", "veryfast", 0)
-            av_dict_set(&options, "crf", "23", 0)
-        }
-        var status = avcodec_open2(encoder, codec, &options)
-        if status >= 0 { status = avcodec_parameters_from_context(stream.pointee.codecpar, encoder) }
-        stream.pointee.time_base = VideoWriter.clock
-        if status >= 0 && output.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
-            status = avio_open(&output.pointee.pb, temporary, AVIO_FLAG_WRITE)
-        }
-        if status >= 0 { status = avformat_write_header(output, nil) }
-        guard status >= 0 else {
-            close()
-            throw YOLOError.unreadableFile(path: path, reason: "cannot start writing the video: \(FFmpeg.message(status))")
-        }
-        frame = av_frame_alloc()
-        packet = av_packet_alloc()
-        guard let frame else { close(); throw YOLOError.unreadableFile(path: path, reason: "out of memory") }
-        frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
-        frame.pointee.width = Int32(self.width)
-        frame.pointee.height = Int32(self.height)
-        guard av_frame_get_buffer(frame, 0) >= 0 else { close(); throw YOLOError.unreadableFile(path: path, reason: "out of memory") }
         failed = false
     }
 
@@ -100,65 +59,53 @@ public final class VideoWriter: @unchecked Sendable {
 
     /// Appends `image` shown at `time` seconds (resampled if its size differs from the video's).
     public func write(_ image: Image, time: Double) throws {
-        guard !done, let frame, let encoder else { throw YOLOError.invalidArgument("\(path): the video is already finished") }
-        guard av_frame_make_writable(frame) >= 0 else { throw failure("out of memory") }
-        try converter.fill(frame, from: image)
-        var stamp = Int64((max(time, 0) * 90_000).rounded())
-        if stamp <= lastTimestamp { stamp = lastTimestamp + 1 }
-        lastTimestamp = stamp
-        frame.pointee.pts = stamp
-        let sent = avcodec_send_frame(encoder, frame)
-        guard sent >= 0 else { throw failure("cannot encode a frame: \(FFmpeg.message(sent))") }
-        try drain()
+        guard !done else { throw YOLOError.invalidArgument("\(path): the video is already finished") }
+        guard (1...VideoToolWire.maximumSide).contains(image.width), (1...VideoToolWire.maximumSide).contains(image.height) else {
+            throw YOLOError.invalidArgument("\(path): cannot write a \(image.width)x\(image.height) image")
+        }
+        var record = WireMessage(VideoToolWire.frame)
+        record.f64(time)
+        record.i32(Int32(image.width))
+        record.i32(Int32(image.height))
+        try exchange {
+            try tool.connection.send(record)
+            try image.pixels.withUnsafeBytes { try tool.connection.send($0) }
+        }
     }
 
     /// Flushes the encoder, writes the container's index and renames the file into place.
     public func finish() throws {
-        guard !done, let encoder, let output else { return }
-        _ = avcodec_send_frame(encoder, nil)
-        try drain()
-        let trailer = av_write_trailer(output)
-        guard trailer >= 0 else { throw failure("cannot finish the video: \(FFmpeg.message(trailer))") }
-        close()
+        guard !done else { return }
+        try exchange { try tool.connection.send(WireMessage(VideoToolWire.done)) }
+        tool.stop(kill: false)
         done = true
         try FileIO.commitTemporary(temporary, to: path)
     }
 
     /// Abandons the video: nothing is left at `path` (nor the temporary).
     public func discard() {
-        close()
+        tool.stop()
         done = true
         FileIO.discardTemporary(temporary)
     }
 
-    /// Writes the packets the encoder has ready.
-    private func drain() throws {
-        guard let encoder, let packet, let output else { return }
-        while true {
-            let received = avcodec_receive_packet(encoder, packet)
-            if received == FFmpeg.again || received == FFmpeg.endOfFile { return }
-            guard received >= 0 else { throw failure("cannot encode: \(FFmpeg.message(received))") }
-            if packet.pointee.duration <= 0 { packet.pointee.duration = frameTicks }
-            av_packet_rescale_ts(packet, encoder.pointee.time_base, stream.pointee.time_base)
-            packet.pointee.stream_index = stream.pointee.index
-            let written = av_interleaved_write_frame(output, packet)
-            guard written >= 0 else { throw failure("cannot write: \(FFmpeg.message(written))") }
-        }
-    }
-
-    private func failure(_ message: String) -> YOLOError {
-        discard()
-        return .unreadableFile(path: path, reason: message)
-    }
-
-    private func close() {
-        av_packet_free(&packet)
-        av_frame_free(&frame)
-        avcodec_free_context(&encoder)
-        if let output {
-            if output.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 { avio_closep(&output.pointee.pb) }
-            avformat_free_context(output)
-            self.output = nil
+    /// Sends a request and waits for the helper's answer; on an error, discards the video and throws it.
+    private func exchange(_ request: () throws -> Void) throws {
+        do {
+            try request()
+            let tag = try tool.connection.u8()
+            if tag == VideoToolWire.ok { return }
+            let error = tag == VideoToolWire.error ? tool.error(subject: path)
+                : tool.broken(subject: path, VideoToolWire.Malformed("a record \(tag) instead of an acknowledgement"))
+            discard()
+            throw error
+        } catch let error as YOLOError {
+            discard()
+            throw error
+        } catch {
+            let failure = tool.broken(subject: path, error)
+            discard()
+            throw failure
         }
     }
 }

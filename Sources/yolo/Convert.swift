@@ -61,6 +61,9 @@ struct Convert: ParsableCommand {
     @Option(name: .customLong("sensitivity-share"), help: "int8: keep float32 each convolution whose int8 version alone moves the raw heads by at least this share of what the whole int8 model moves them, on the calibration inputs; off: none by measurement.")
     var sensitivityShare: String = String(Int8ConversionSettings.defaultSensitivityShare)
 
+    @Option(name: .customLong("activation-range"), help: "int8: each activation tensor's u8 range, from the float model's values on the calibration inputs: observed (all they reach) or mse (the clipping with the smallest expected squared error; fits the calibration images, clips values new images need). Default: observed.")
+    var activationRange: String = Int8ActivationRange.observed.rawValue
+
     @Option(name: .customLong("lut8-layers"), help: "Convolutions given 8-bit codes whatever --quantize says: none, or a list as for --keep-float (default: heads for lut6 and lut4, none for lut8).")
     var lut8Layers: String?
 
@@ -96,6 +99,10 @@ struct Convert: ParsableCommand {
             }
             settings.sensitivityShare = share
         }
+        guard let range = Int8ActivationRange(rawValue: activationRange) else {
+            throw YOLOError.invalidArgument("--activation-range must be observed or mse; got '\(activationRange)'")
+        }
+        settings.activationRange = range
         return settings
     }
 

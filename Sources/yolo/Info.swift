@@ -73,7 +73,26 @@ struct Info: ParsableCommand, KernelSelecting {
                                       algorithm: ConvolutionAlgorithm(rawValue: algorithm)!, threads: count)
         print(networkPlan.render(description: description, geometry: geometry))
         print("planned for \(count) thread\(count == 1 ? "" : "s"), \(width)x\(height), algorithm \(algorithm)")
+        printGridBalance(networkPlan, description: description, geometry: geometry)
         printKernel()
+    }
+
+    /// How evenly the whole-map products (`gemm in F × C parts`) share their work: the multiply-adds of an even share
+    /// (a layer's over its threads) summed over those layers, and of the largest parts (`Split.largestShare` times
+    /// that) against it.
+    func printGridBalance(_ plan: NetworkPlan, description: ModelDescription, geometry: [LayerGeometry]) {
+        var (layers, largest, even) = (0, 0.0, 0.0)
+        for (index, spec) in description.layers.enumerated() {
+            guard case .convolution(let s) = spec, let convolution = plan.convolutions[index],
+                  case .gemm(let split) = convolution.algorithm else { continue }
+            let g = geometry[index]
+            let macs = Double(s.filters) * Double(g.outputShape.planeCount) * Double(g.inputShapes[0].channels * s.size * s.size)
+            let share = macs / Double(plan.threadCaps[index])
+            (layers, largest, even) = (layers + 1, largest + share * split.largestShare, even + share)
+        }
+        guard layers > 0 else { return }
+        print(String(format: "whole-map products (%d layers): an even share %.1f M multiply-adds a thread; the largest parts %.2fx that (tiles counted whole)",
+                     layers, even / 1e6, largest / even))
     }
 
     /// How images are fitted into this model's input by default.

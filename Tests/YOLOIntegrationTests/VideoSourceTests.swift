@@ -3,6 +3,7 @@ import Testing
 @_spi(Engine) @testable import YOLO
 import YOLOModels
 @testable import YOLOVideo
+import YOLOTestSupport
 
 /// Video decoding against ffmpeg's own decode, detection on frames against still detection and the known
 /// box, the frame policies, and the errors. Clips are made by the tests with the ffmpeg command.
@@ -119,6 +120,7 @@ struct VideoSourceTests {
             "\(error)".hasPrefix(cut + ": ") && "\(error)".contains("truncated")
         }
         #expect(frames >= 10 && frames < 50, "\(frames) frames before the damage")
+        #expect(try source.nextFrame() == nil, "the end after the error, as the decoder has ended")
     }
 
     @Test func sourcesThatCannotBeOpenedNameThemselves() throws {
@@ -177,6 +179,39 @@ struct VideoSourceTests {
         let stopped = source.nextIndex
         try await Task.sleep(for: .milliseconds(300))
         #expect(source.nextIndex == stopped && stopped < 200, "decoder still running: \(stopped) → \(source.nextIndex)")
+    }
+
+    /// The helper is found beside the running executable (here the test bundle, beside `yolo-video` in the build
+    /// folder); where there is none, the error is one line naming where it looked.
+    @Test func theHelperIsFoundBesideTheExecutableOrNamedWhereLookedFor() throws {
+        let candidates = VideoTool.candidates
+        let beside = try #require(candidates.first)
+        let folder = URL(fileURLWithPath: TestPaths.yoloBinary).deletingLastPathComponent().path
+        #expect(URL(fileURLWithPath: beside).resolvingSymlinksInPath().path
+                == URL(fileURLWithPath: folder + "/yolo-video").resolvingSymlinksInPath().path)
+        #expect(try VideoTool.locate() == beside)
+        let clips = VideoClips.folder
+        #expect { try VideoTool.locate(path: nil, candidates: [clips + "/a/yolo-video", clips + "/b/yolo-video"]) } throws: { error in
+            let line = "\(error)"
+            return line.contains("not at \(clips)/a/yolo-video (beside this executable) nor in PATH") && line.contains("VideoTool.path")
+                && !line.contains("\n")
+        }
+        #expect { try VideoTool.locate(path: clips + "/none", candidates: candidates) } throws: { error in
+            "\(error)".contains("VideoTool.path = \(clips)/none is not an executable file")
+        }
+    }
+
+    /// A helper that dies in the middle of a stream: the frames before, then one error naming the file.
+    @Test func aHelperThatDiesIsAnErrorNamingTheFile() throws {
+        let path = try VideoClips.moving("move.mp4")
+        let source = try VideoSource(path)
+        _ = try #require(try source.nextFrame())
+        source.killHelperForTesting()
+        #expect { _ = try source.nextFrame() } throws: { error in
+            let line = "\(error)"
+            return line.hasPrefix(path + ": ") && line.contains("the video helper was killed by signal 9") && !line.contains("\n")
+        }
+        #expect(try source.nextFrame() == nil)
     }
 
     @Test func strideTakesEveryNthFrame() async throws {

@@ -38,6 +38,30 @@ import Testing
         }
     }
 
+    /// A whole-map product cut into any grid of filter × column parts, run on any number of threads, gives the
+    /// same bits as one product: the parts never change a value's arithmetic (the inner dimension is never cut).
+    @Test func gridsDoNotChangeResults() {
+        for (c, h, w, k, size) in [(64, 13, 13, 300, 1), (32, 26, 26, 100, 3), (16, 52, 52, 40, 1)] {
+            let shape = Shape(channels: c, height: h, width: w)
+            let input = LayerTestSupport.values(shape.count, seed: UInt32(c + h))
+            let weights = FloatBuffer(LayerTestSupport.values(k * c * size * size, seed: UInt32(k)))
+            let biases = FloatBuffer(LayerTestSupport.values(k, seed: 3))
+            func run(_ split: ConvolutionPlan.Split, threads: Int) -> [UInt32] {
+                let plan = ConvolutionPlan(algorithm: .gemm(split: split), weights: .float, fusion: nil, maxThreads: threads)
+                let layer = Convolution(input: -1, inputShape: shape, filters: k, size: size, stride: 1, padding: size / 2,
+                                        activation: .leaky, weights: weights, biases: biases, plan: plan)
+                return LayerTestSupport.run(layer, input: input, threads: threads).map(\.bitPattern)
+            }
+            let whole = run(.whole, threads: 1)
+            for (filters, columns) in [(1, 4), (4, 1), (2, 3), (4, 4), (16, 1), (1, 16)] {
+                for threads in [2, 3, 16] {
+                    #expect(run(.init(filters: filters, columns: columns), threads: threads) == whole,
+                            "\(c)x\(h)x\(w)→\(k) \(size)x\(size): \(filters) × \(columns) parts on \(threads) threads")
+                }
+            }
+        }
+    }
+
     @Test func rowBandsAreUsedWhereIntended() {
         let small = Convolution(input: -1, inputShape: Shape(channels: 3, height: 96, width: 96), filters: 16, size: 3,
                                 stride: 1, padding: 1, activation: .leaky,

@@ -43,13 +43,46 @@ import YOLOTestSupport
         #expect(ConvolutionPlanner.winogradTile(Self.layer(3, 52, 52, filters: 32), algorithm: .winograd2, family: avx2) == 2)
         // LUT codes: a whole-map product split over filters, blocks of whole panels.
         let lut = ConvolutionPlanner.plan(Self.layer(64, 26, 26, filters: 128), lutCodes: true, threads: 2, family: avx2)
-        #expect(lut.algorithm == .gemm(split: .filters))
+        if case .gemm(let split) = lut.algorithm { #expect(split.columns == 1) } else { Issue.record("not a whole-map product") }
         if case .lutCodes(let rows) = lut.weights { #expect(rows % avx2.tileRows == 0 || rows == 128) } else { Issue.record("not LUT") }
-        // Bands for small filters on tall maps; the whole map for a 1×1 layer; split by columns on large maps.
+        // Bands for small filters on tall maps; the whole map for a 1×1 layer; two threads split the columns of a
+        // large map, the filters of a small map with many filters.
         #expect(ConvolutionPlanner.gemmBandRows(Self.layer(3, 416, 416, filters: 16)) != nil)
         #expect(ConvolutionPlanner.gemmBandRows(Self.layer(64, 52, 52, filters: 128, size: 1)) == nil)
-        #expect(ConvolutionPlanner.plan(Self.layer(64, 52, 52, filters: 128, size: 1), threads: 2, family: avx2).algorithm == .gemm(split: .columns))
-        #expect(ConvolutionPlanner.plan(Self.layer(512, 13, 13, filters: 255, size: 1), threads: 2, family: avx2).algorithm == .gemm(split: .filters))
+        func grid(_ plan: ConvolutionPlan) -> (Int, Int)? {
+            if case .gemm(let split) = plan.algorithm { return (split.filters, split.columns) }
+            return nil
+        }
+        #expect(grid(ConvolutionPlanner.plan(Self.layer(64, 52, 52, filters: 128, size: 1), threads: 2, family: avx2)) ?? (0, 0) == (1, 2))
+        #expect(grid(ConvolutionPlanner.plan(Self.layer(512, 13, 13, filters: 255, size: 1), threads: 2, family: avx2)) ?? (0, 0) == (2, 1))
+    }
+
+    /// 2-D grids (`gemmGrid`): at most one part per thread, parts on whole tiles, and on 16 threads the largest
+    /// part of each whole-map product of yolov3-tiny and yolov4-tiny within 1.3× an even share on the own kernels
+    /// (a 1-D cut leaves up to 3× there: 13×13 maps are 3 column blocks of 64), OpenBLAS's fixed blocks allowing less.
+    @Test func gemmGridsShareTheWorkEvenly() {
+        // (filters, output pixels) of the whole-map products (1×1 layers and the LUT/int8 ones) at 416×416.
+        let products = [(64, 10_816), (128, 2_704), (256, 676), (256, 169), (255, 169), (128, 169), (255, 676), (512, 169),
+                        (1_024, 169), (18, 169)]
+        for (m, n) in products {
+            for (rows, columns) in [(6, 64), (6, 16)] {
+                for threads in [1, 2, 3, 4, 8, 16] {
+                    let split = ConvolutionPlanner.gemmGrid(m: m, n: n, threads: threads, rowAlignment: rows, columnAlignment: columns)
+                    #expect(split.parts <= threads && split.parts >= 1)
+                    #expect(split.filters <= (m + rows - 1) / rows && split.columns <= (n + columns - 1) / columns)
+                    if threads == 16 && m >= 128 {
+                        #expect(split.largestShare <= 1.3, "\(m)×\(n) \(rows)×\(columns) tiles: \(split)")
+                    }
+                }
+            }
+        }
+        // Two threads on a large map cut the columns; 16 threads on a 26×26 map with 256 filters take both sides.
+        let columns = ConvolutionPlanner.gemmGrid(m: 64, n: 10_816, threads: 2, rowAlignment: 6, columnAlignment: 64)
+        #expect(columns.filters == 1 && columns.columns == 2, "\(columns)")
+        let both = ConvolutionPlanner.gemmGrid(m: 256, n: 676, threads: 16, rowAlignment: 6, columnAlignment: 64)
+        #expect(both.filters > 1 && both.columns > 1, "\(both)")
+        // One thread: one part.
+        #expect(ConvolutionPlanner.gemmGrid(m: 256, n: 676, threads: 1, rowAlignment: 6, columnAlignment: 64) == .whole)
     }
 
     @Test func winogradVariantsFollowTheFamily() {

@@ -12,7 +12,11 @@ import YOLOTestSupport
 @Suite struct Int8NetworkTests {
     static let folder = TestPaths.fixtures + "/darknet-features/"
 
-    static func models() throws -> (float: Model, int8: Model, input: Tensor) {
+    /// The float model, its int8 conversion and the input: converted once (calibration runs the float model)
+    /// and shared by the tests of this suite.
+    static func models() throws -> (float: Model, int8: Model, input: Tensor) { try converted.get() }
+
+    private static let converted = Result { () throws -> (float: Model, int8: Model, input: Tensor) in
         let float = try Model(cfg: folder + "features.cfg", weights: folder + "features.weights")
         let input = try Tensor.readNumPy(folder + "input.npy")
         let (int8, _) = try ModelConverter.convertInt8(float, settings: Int8ConversionSettings(sensitivityShare: nil),
@@ -48,6 +52,26 @@ import YOLOTestSupport
             let scale = x.values.reduce(Float(0)) { max($0, abs($1)) }
             #expect(x.maxAbsDifference(y) <= 0.1 * max(scale, 1), "int8 heads near the float-run heads")
         }
+    }
+
+    /// The default activation range (`.observed`) clips nothing the float model produced on the calibration
+    /// input: each int8 layer's output codes reach its float outputs' minimum and maximum (within the half
+    /// step that rounding the zero point to a code moves the range).
+    @Test func observedRangesCoverEveryCalibrationValue() throws {
+        let (float, model, input) = try Self.models()
+        let network = try Network(model: float, threads: 1, int8Kernel: nil)
+        let workspace = Workspace(for: network)
+        _ = try network.forward(input, workspace: workspace)
+        var checked = 0
+        for (index, p) in model.int8Convolutions {
+            guard let q = p.output else { continue }
+            let values = workspace.output(of: index)
+            let (low, high) = (values.min()!, values.max()!)
+            #expect(q.value(0) <= min(low, 0) + q.scale / 2 && q.value(255) >= max(high, 0) - q.scale / 2,
+                    "layer \(index): [\(low), \(high)] within \(q)")
+            checked += 1
+        }
+        #expect(checked > 0)
     }
 
     @Test func modelFilesKeepEveryInt8Value() throws {

@@ -12,10 +12,35 @@ enum LayerTestSupport {
         }
     }
 
+    /// The arguments of one `directConvolution`, as the key of its memo.
+    private struct ConvolutionKey: Hashable {
+        let input: [Float], weights: [Float], biases: [Float]
+        let channels: Int, height: Int, width: Int, filters: Int, size: Int, stride: Int, padding: Int
+        let activation: Activation
+    }
+
+    /// Results of `directConvolution` already computed in this run: tests that compare several algorithms,
+    /// thread counts or kernels with the same convolution share one reference instead of recomputing it.
+    private static let convolutions = Locked<[ConvolutionKey: (output: [Float], scale: [Double])]>([:])
+
     /// Plain direct convolution in Double: returns the output and, per output, Σ|w·x| + |b| (the
-    /// scale that float rounding errors are proportional to).
+    /// scale that float rounding errors are proportional to). Computed once per distinct set of arguments.
     static func directConvolution(_ input: [Float], shape: Shape, weights: [Float], biases: [Float], filters: Int,
                                   size: Int, stride: Int, padding: Int, activation: Activation)
+        -> (output: [Float], scale: [Double]) {
+        let key = ConvolutionKey(input: input, weights: weights, biases: biases, channels: shape.channels, height: shape.height,
+                                 width: shape.width, filters: filters, size: size, stride: stride, padding: padding,
+                                 activation: activation)
+        if let known = convolutions.withLock({ $0[key] }) { return known }
+        let result = plainConvolution(input, shape: shape, weights: weights, biases: biases, filters: filters, size: size,
+                                      stride: stride, padding: padding, activation: activation)
+        convolutions.withLock { $0[key] = result }
+        return result
+    }
+
+    /// `directConvolution`'s loop.
+    private static func plainConvolution(_ input: [Float], shape: Shape, weights: [Float], biases: [Float], filters: Int,
+                                         size: Int, stride: Int, padding: Int, activation: Activation)
         -> (output: [Float], scale: [Double]) {
         let out = Convolution.outputShape(input: shape, filters: filters, size: size, stride: stride, padding: padding)
         var output = [Float](repeating: 0, count: out.count)

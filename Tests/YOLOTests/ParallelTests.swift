@@ -70,6 +70,26 @@ import Testing
         #expect(pool.liveWorkers == 1)
     }
 
+    /// The end of a pass stops the workers' polling for a next region: with a 30 s spin, the worker that ran a part
+    /// of the pass's last region goes to sleep when the pass ends (and, idle for 20 ms, exits) instead of polling on.
+    @Test func theEndOfAPassStopsPolling() {
+        let pool = WorkerPool(Threading(threads: 2, spin: .seconds(30), idleTimeout: .milliseconds(20)))
+        let started = Atomic<Int>(0)
+        pool.withPass {
+            Parallel.forEach(2, threads: 2) { _ in
+                // Each part waits for the other to start, so that the worker runs one.
+                started.add(1, ordering: .relaxed)
+                let deadline = Date().addingTimeInterval(5)
+                while started.load(ordering: .relaxed) < 2 && Date() < deadline { usleep(100) }
+            }
+            usleep(50_000)  // the pass's last, single-threaded stretch: the worker polls through it
+        }
+        #expect(started.load(ordering: .relaxed) == 2)
+        let deadline = Date().addingTimeInterval(5)
+        while pool.liveWorkers > 0 && Date() < deadline { usleep(5_000) }
+        #expect(pool.liveWorkers == 0)
+    }
+
     /// A worker stalled inside its part (here it sleeps, as it stands still when another process holds its CPU)
     /// holds up only that part: the caller runs every other one, and with no spin at all the region still ends.
     @Test(arguments: [Duration.zero, .microseconds(100)])

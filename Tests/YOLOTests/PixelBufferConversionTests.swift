@@ -24,6 +24,8 @@ import Testing
                     #expect((image.width, image.height) == (swaps ? (6, 10) : (10, 6)))
                     #expect(image.orientation == orientation.rawValue)
                     let pixels = image.pixels
+                    // Every sample checked; one expectation per frame and orientation, naming the first sample off.
+                    var off = 0, firstOff = ""
                     for y in 0..<image.height {
                         for x in 0..<image.width {
                             let (sx, sy) = ImageOrientation.sourcePoint(x, y, width: 10, height: 6, orientation: orientation.rawValue)
@@ -34,10 +36,14 @@ import Testing
                                 worst = max(worst, error)
                                 if got != expected[c].rounded() { flipped += 1 }
                                 samples += 1
-                                #expect(error <= 0.501, "\(format) \(matrix) \(range) \(location) \(orientation) (\(x),\(y)) channel \(c)")
+                                if !(error <= 0.501) {
+                                    if off == 0 { firstOff = "(\(x),\(y)) channel \(c): \(got) vs \(expected[c])" }
+                                    off += 1
+                                }
                             }
                         }
                     }
+                    #expect(off == 0, "\(format) \(matrix) \(range) \(location) \(orientation): \(off) samples off, first \(firstOff)")
                 }
             }
         }
@@ -50,12 +56,16 @@ import Testing
         let frame = SyntheticFrame(format: format, width: 64, height: 48, seed: 7, smooth: true)
         let buffer = try frame.buffer(padding: 16, matrix: .bt709, range: .full, chromaLocation: .center)
         let pixels = Image(pixelBuffer: buffer).pixels
+        var off: [String] = []
         for y in 0..<48 {
             for x in 0..<64 {
                 let expected = frame.reference(x, y, matrix: .bt709, range: .full, chromaLocation: .center)
-                for c in 0..<3 { #expect(abs(Double(pixels[(y * 64 + x) * 3 + c]) - expected[c]) <= 0.501) }
+                for c in 0..<3 where !(abs(Double(pixels[(y * 64 + x) * 3 + c]) - expected[c]) <= 0.501) {
+                    off.append("(\(x),\(y)) channel \(c)")
+                }
             }
         }
+        #expect(off.isEmpty, "\(off.count) samples off: \(off.prefix(5))")
     }
 
     @Test("The pixel subscript converts one pixel as the whole-frame conversion does")

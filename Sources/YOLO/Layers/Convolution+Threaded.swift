@@ -54,8 +54,9 @@ extension Convolution {
                       activation: activation, padded: n % GEMM.panelColumns == 0, scratch: gemmScratch)
     }
 
-    /// Unfolds the column matrix in parallel (by rows), then splits the product along `split` (the plan's:
-    /// output columns for large maps, filters for small ones). Bias and activation run on each worker's part.
+    /// Unfolds the column matrix in parallel (by rows), then cuts the product into the plan's grid of filter ×
+    /// column parts (`ConvolutionPlanner.gemmGrid`), dealt out to the threads there are (one part each when the
+    /// layer gets the threads it was planned for). Bias and activation run on each part.
     func forwardThreaded(_ io: LayerIO, split: ConvolutionPlan.Split) {
         let plane = outputShape.planeCount
         let k = patchLength
@@ -73,22 +74,16 @@ extension Convolution {
         }
         let (output, scratch) = (io.output, io.scratch)
         let workers = min(io.threads, maxThreads)
-        let byColumns = split == .columns
-        Parallel.forRanges(workers, threads: workers) { parts in
-            for worker in parts {
-                let gemmScratch = gemmScratch(scratch, worker: worker)
-                if byColumns {
-                    let span = Parallel.alignedPart(worker, of: workers, count: plane, alignment: GEMM.columnAlignment)
-                    guard !span.isEmpty else { continue }
-                    GEMM.multiply(packed!, rows: 0..<filters, b: columns + span.lowerBound, ldb: plane, n: span.count,
-                                  c: output + span.lowerBound, ldc: plane, bias: biases.pointer,
-                                  activation: activation, scratch: gemmScratch)
-                } else {
-                    let span = Parallel.alignedPart(worker, of: workers, count: filters, alignment: GEMM.rowAlignment)
-                    guard !span.isEmpty else { continue }
-                    GEMM.multiply(packed!, rows: span, b: columns, ldb: plane, n: plane, c: output, ldc: plane,
-                                  bias: biases.pointer, activation: activation, scratch: gemmScratch)
-                }
+        let grid = split
+        Parallel.forWorkers(grid.parts, threads: workers) { worker, parts in
+            let gemmScratch = gemmScratch(scratch, worker: worker)
+            for part in parts {
+                let rows = Parallel.alignedPart(part / grid.columns, of: grid.filters, count: filters, alignment: GEMM.rowAlignment)
+                let span = Parallel.alignedPart(part % grid.columns, of: grid.columns, count: plane, alignment: GEMM.columnAlignment)
+                guard !rows.isEmpty, !span.isEmpty else { continue }
+                GEMM.multiply(packed!, rows: rows, b: columns + span.lowerBound, ldb: plane, n: span.count,
+                              c: output + span.lowerBound, ldc: plane, bias: biases.pointer,
+                              activation: activation, scratch: gemmScratch)
             }
         }
     }

@@ -6,7 +6,7 @@ import YOLOKernels
 ///
 /// Steps: the input, when float, is quantized into scratch (`input`'s quantization); im2col on bytes (none
 /// for a 1×1 stride-1 layer), padding with the input's zero point; the product split over the workers by
-/// output columns or filters (`ConvolutionPlan.Split`). Integer sums and one epilogue per element make the
+/// a grid of filter × column parts (`ConvolutionPlan.Split`). Integer sums and one epilogue per element make the
 /// result independent of the split, the thread count and the kernel.
 ///
 /// Scratch (bytes, each part 64-byte aligned): `[quantized input | columns | per worker: Int8GEMM scratch]`.
@@ -145,29 +145,24 @@ import YOLOKernels
         }
     }
 
-    /// The product of the unfolded `columns` into `output`, split over `threads` workers along the plan's side.
+    /// The product of the unfolded `columns` into `output`: with several threads cut into the plan's grid of
+    /// filter × column parts, dealt out to `threads` workers; with one, one product.
     func multiply(_ columns: UnsafePointer<UInt8>, into output: UnsafeMutableRawPointer, scratch: UnsafeMutableRawPointer,
                   threads: Int) {
         let plane = outputShape.planeCount
         let (packed, epilogue, workerBytes) = (packed, epilogue, workerBytes)
-        let byColumns: Bool
-        if case .gemm(.filters) = plan.algorithm { byColumns = false } else { byColumns = true }
         let outputBytes = epilogue.outputBytes
         let k = kernel.kernel
-        Parallel.forRanges(threads, threads: threads) { workers in
-            for worker in workers {
-                let own = scratch + worker * workerBytes
-                if byColumns {
-                    let span = Parallel.alignedPart(worker, of: threads, count: plane, alignment: k.tileColumns)
-                    guard !span.isEmpty else { continue }
-                    Int8GEMM.multiply(packed, rows: 0..<packed.rows, b: columns + span.lowerBound, ldb: plane, n: span.count,
-                                      c: output + span.lowerBound * outputBytes, ldc: plane, epilogue: epilogue, scratch: own)
-                } else {
-                    let span = Parallel.alignedPart(worker, of: threads, count: packed.rows, alignment: k.tileRows)
-                    guard !span.isEmpty else { continue }
-                    Int8GEMM.multiply(packed, rows: span, b: columns, ldb: plane, n: plane, c: output, ldc: plane,
-                                      epilogue: epilogue, scratch: own)
-                }
+        var grid = ConvolutionPlan.Split.whole
+        if threads > 1, case .gemm(let split) = plan.algorithm { grid = split }
+        Parallel.forWorkers(grid.parts, threads: threads) { worker, parts in
+            let own = scratch + worker * workerBytes
+            for part in parts {
+                let rows = Parallel.alignedPart(part / grid.columns, of: grid.filters, count: packed.rows, alignment: k.tileRows)
+                let span = Parallel.alignedPart(part % grid.columns, of: grid.columns, count: plane, alignment: k.tileColumns)
+                guard !rows.isEmpty, !span.isEmpty else { continue }
+                Int8GEMM.multiply(packed, rows: rows, b: columns + span.lowerBound, ldb: plane, n: span.count,
+                                  c: output + span.lowerBound * outputBytes, ldc: plane, epilogue: epilogue, scratch: own)
             }
         }
     }

@@ -5,7 +5,7 @@
     /// How the products are organised.
     public enum Algorithm: Sendable, Equatable {
         /// im2col (none for a 1×1 stride-1 unpadded layer) and one GEMM over the whole map; with several
-        /// threads the product is split along `split`.
+        /// threads the product is cut into the parts of `split`.
         case gemm(split: Split)
         /// im2col and GEMM a band of `rows` output rows at a time (the band's columns stay in L2); the output
         /// rows are split over the threads, band by band.
@@ -14,12 +14,32 @@
         case winograd(WinogradChoice)
     }
 
-    /// Which side of a whole-map product the threads share.
-    public enum Split: String, Sendable {
-        /// Output pixels (the map is at least as large as the filter count).
-        case columns
-        /// Filters.
-        case filters
+    /// How threads share a whole-map product C (filters × output pixels): a grid of `filters` × `columns` parts,
+    /// each a block of C of whole kernel tiles (`ConvolutionPlanner.gemmSplit`). Every value of C is computed the
+    /// same way in any part (the inner dimension is never cut), so the grid never changes a result.
+    public struct Split: Sendable, Equatable, CustomStringConvertible {
+        /// Parts along the filters (C's rows) and along the output pixels (C's columns).
+        public var filters: Int
+        public var columns: Int
+        /// The multiply-adds the kernel runs for the largest part (its tiles counted whole) over an even share of
+        /// the whole product's (all over the threads): 1 is a perfect balance.
+        public var largestShare: Double
+
+        public init(filters: Int, columns: Int, largestShare: Double = 1) {
+            (self.filters, self.columns, self.largestShare) = (max(1, filters), max(1, columns), largestShare)
+        }
+
+        /// One part: the whole product.
+        public static let whole = Split(filters: 1, columns: 1)
+
+        public var parts: Int { filters * columns }
+
+        /// E.g. `2 × 8 parts (filters × columns), largest 1.03× an even share`.
+        public var description: String {
+            let hundredths = Int((largestShare * 100).rounded())
+            return parts == 1 ? "one part"
+                : "\(filters) × \(columns) parts (filters × columns), largest \(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)× an even share"
+        }
     }
 
     /// How the weights stay in memory during a pass.
@@ -68,7 +88,7 @@
     public var description: String {
         var parts: [String]
         switch algorithm {
-        case .gemm(let split): parts = ["gemm, threads split the \(split.rawValue)"]
+        case .gemm(let split): parts = ["gemm in \(split)"]
         case .gemmBands(let rows): parts = ["gemm by bands of \(rows) output rows"]
         case .winograd(let w): parts = [w.description]
         }

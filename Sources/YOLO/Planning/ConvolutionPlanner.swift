@@ -36,12 +36,13 @@
         let threads = max(1, threads)
         if let int8 {
             let algorithm: ConvolutionPlan.Algorithm = int8BandRows(layer, kernel: int8).map { .gemmBands(rows: $0) }
-                ?? .gemm(split: gemmSplit(layer))
+                ?? .gemm(split: gemmSplit(layer, threads: threads, family: family, int8: int8))
             return ConvolutionPlan(algorithm: algorithm, weights: .float, fusion: nil, maxThreads: threads, precision: .int8(int8.name))
         }
         if lutCodes {
-            return ConvolutionPlan(algorithm: .gemm(split: .filters), weights: .lutCodes(blockRows: lutBlockRows(layer, family: family)),
-                                   fusion: nil, maxThreads: threads)
+            let rows = lutBlockRows(layer, family: family)
+            return ConvolutionPlan(algorithm: .gemm(split: gemmSplit(layer, threads: threads, family: family, lutBlockRows: rows)),
+                                   weights: .lutCodes(blockRows: rows), fusion: nil, maxThreads: threads)
         }
         if let m = winogradTile(layer, algorithm: algorithm, family: family) {
             return ConvolutionPlan(algorithm: .winograd(winogradChoice(layer, m: m, threads: threads, family: family)),
@@ -50,13 +51,64 @@
         if let rows = gemmBandRows(layer) {
             return ConvolutionPlan(algorithm: .gemmBands(rows: rows), weights: .float, fusion: nil, maxThreads: threads)
         }
-        return ConvolutionPlan(algorithm: .gemm(split: gemmSplit(layer)), weights: .float, fusion: nil, maxThreads: threads)
+        return ConvolutionPlan(algorithm: .gemm(split: gemmSplit(layer, threads: threads, family: family)), weights: .float,
+                               fusion: nil, maxThreads: threads)
     }
 
-    /// How threads share a whole-map product: by output columns when the map has at least as many pixels as
-    /// there are filters, else by filters.
-    static func gemmSplit(_ layer: Layer) -> ConvolutionPlan.Split {
-        layer.output.planeCount >= layer.filters ? .columns : .filters
+    // MARK: - Splitting a whole-map product
+
+    /// The grid of parts `threads` threads cut `layer`'s whole-map product into (`gemmGrid`), on the tiles of the
+    /// kernel that runs it: the int8 kernel's, the family's own kernel's, or OpenBLAS's fixed blocks
+    /// (`GEMM.blasRowBlock` × `GEMM.blasColumnBlock`, so that every value comes from the same `sgemm` call
+    /// whatever the grid). A LUT layer deals blocks of `lutBlockRows` filters and never cuts the columns.
+    static func gemmSplit(_ layer: Layer, threads: Int, family: KernelFamily, int8: Int8KernelFamily? = nil,
+                          lutBlockRows: Int? = nil) -> ConvolutionPlan.Split {
+        let (m, n) = (layer.filters, layer.output.planeCount)
+        if let lutBlockRows {
+            return gemmGrid(m: m, n: n, threads: threads, rowAlignment: lutBlockRows, columnAlignment: n)
+        }
+        if let int8 {
+            return gemmGrid(m: m, n: n, threads: threads, rowAlignment: int8.kernel.tileRows,
+                            columnAlignment: int8.kernel.tileColumns, packingCost: int8PackingCost)
+        }
+        return family.hasOwnKernel
+            ? gemmGrid(m: m, n: n, threads: threads, rowAlignment: family.tileRows, columnAlignment: family.tileColumns)
+            : gemmGrid(m: m, n: n, threads: threads, rowAlignment: GEMM.blasRowBlock, columnAlignment: GEMM.blasColumnBlock)
+    }
+
+    /// What copying one value of B into a part's packed blocks costs, in the kernel's multiply-adds: a float copy
+    /// about two fp32 multiply-adds (16 floats copied in about the time of 32 FMA lanes); an int8 kernel's
+    /// interleaving about eight of its u8 × s8 multiply-adds (four per 32-bit lane).
+    static let floatPackingCost = 2
+    static let int8PackingCost = 8
+
+    /// The grid for an `m × n` product (`m` filters, `n` output pixels) on `threads` threads, each part one
+    /// thread's: rows cut on multiples of `rowAlignment`, columns on multiples of `columnAlignment` (whole kernel
+    /// tiles), so only C's last row and column of tiles are partial. Among the grids of `f × c ≤ threads` parts
+    /// the one whose largest part costs least: its tiles counted whole (`rows × columns` multiply-adds per step
+    /// of the inner dimension) plus its copy of B's columns (`packingCost` each: every filter part packs its
+    /// columns again); then the fewer parts, then the fewer filter parts. Two threads on a large map split the
+    /// columns, on a small map with many filters the filters; 16 threads take a grid such as 4 × 4.
+    static func gemmGrid(m: Int, n: Int, threads: Int, rowAlignment: Int, columnAlignment: Int,
+                                packingCost: Int = floatPackingCost) -> ConvolutionPlan.Split {
+        let threads = max(1, threads), rowAlignment = max(1, rowAlignment), columnAlignment = max(1, columnAlignment)
+        guard m > 0, n > 0, threads > 1 else { return .whole }
+        let rowBlocks = (m + rowAlignment - 1) / rowAlignment, columnBlocks = (n + columnAlignment - 1) / columnAlignment
+        var best: (cost: Int, parts: Int, filters: Int, columns: Int)?
+        for filters in 1...min(threads, rowBlocks) {
+            let columns = min(threads / filters, columnBlocks)
+            let rows = (rowBlocks + filters - 1) / filters * rowAlignment
+            let width = (columnBlocks + columns - 1) / columns * columnAlignment
+            let candidate = (cost: width * (rows + packingCost), parts: filters * columns, filters: filters, columns: columns)
+            if best.map({ (candidate.cost, candidate.parts, candidate.filters) < ($0.cost, $0.parts, $0.filters) }) ?? true {
+                best = candidate
+            }
+        }
+        let grid = best!
+        // The largest part's tiles against an even share of the whole product's.
+        let largest = (rowBlocks + grid.filters - 1) / grid.filters * ((columnBlocks + grid.columns - 1) / grid.columns)
+        return ConvolutionPlan.Split(filters: grid.filters, columns: grid.columns,
+                                     largestShare: Double(largest * threads) / Double(rowBlocks * columnBlocks))
     }
 
     // MARK: - Algorithm

@@ -36,10 +36,19 @@
         if algorithm == .auto {
             Self.planFusions(&plans, layers: layers, description: description, geometry: geometry, family: family)
         }
-        convolutions = plans
-        outputs = Self.tensorFormats(description: description, geometry: geometry, plans: plans, int8: int8)
         let flops = LayerTable(description: description, geometry: geometry).rows.map(\.flops)
         threadCaps = zip(flops, geometry).map { ConvolutionPlanner.threadCap(flops: $0, outputs: $1.outputShape.count, threads: threads) }
+        // A whole-map product is cut for the threads its layer gets.
+        for index in plans.indices {
+            guard let plan = plans[index], case .gemm = plan.algorithm, let layer = layers[index] else { continue }
+            let lutRows: Int?
+            if case .lutCodes(let rows) = plan.weights { lutRows = rows } else { lutRows = nil }
+            plans[index]?.algorithm = .gemm(split: ConvolutionPlanner.gemmSplit(
+                layer, threads: threadCaps[index], family: family, int8: plan.precision == .fp32 ? nil : int8Kernel,
+                lutBlockRows: lutRows))
+        }
+        convolutions = plans
+        outputs = Self.tensorFormats(description: description, geometry: geometry, plans: plans, int8: int8)
     }
 
     /// Marks each float convolution that the layer after it computes: a max-pool (`ConvolutionMaxPool`) or a

@@ -13,10 +13,12 @@ import Glibc
 ///   none is left, so a worker that is late (asleep, or preempted by another process) loses its part to the
 ///   caller instead of holding the region up. Several callers (concurrent `detect` calls) may each have a
 ///   region open at once (up to `regionSlots`); workers help all of them, taking the regions in turn.
-/// - **Waiting.** A thread out of work polls (with the CPU's `pause` hint) for `Threading.spin`, then sleeps
-///   on a condition variable; opening a region wakes as many sleepers as it has parts for. A forward pass
-///   (`withPass`) wakes the workers when it starts and keeps them polling until it ends, so that none falls
-///   asleep in a single-threaded stretch and arrives late at the next layer.
+/// - **Waiting.** A worker out of work polls (with the CPU's `pause` hint) up to `Threading.spin` for the next
+///   region, then sleeps on a condition variable; the end of a forward pass (`withPass`) stops its polling at
+///   once, as no region follows soon. A region's caller out of parts polls for the others up to `spin` and no
+///   longer than its own share took (a part that runs much longer was held up: its thread preempted), then
+///   sleeps until the last part ends. A pass wakes the workers when it starts; a region wakes as many sleepers
+///   as it has parts for.
 /// - **Lifetime.** Workers start with the first region and exit after `Threading.idleTimeout` asleep; the next
 ///   region starts them again. When the pool is released its workers exit within that time or sooner.
 /// - **Solo spells.** A worker that another process preempts in the middle of its part holds its region up
@@ -62,6 +64,9 @@ import Glibc
     /// Solo spells started so far, for tests and diagnosis.
     public var spells: Int { core.spellCount.load(ordering: .relaxed) }
 
+    /// Parallel regions opened on this pool so far (those run on the caller alone not counted), for diagnosis.
+    public var regions: Int { core.regionCount.load(ordering: .relaxed) }
+
     /// Runs `body` with this pool as the calling thread's current pool: `Parallel` loops inside it run here.
     public func withCurrent<Result>(_ body: () throws -> Result) rethrows -> Result {
         let previous = PoolCore.current
@@ -70,9 +75,8 @@ import Glibc
         return try body()
     }
 
-    /// Runs a forward pass (`body`) on this pool: its current pool, with the workers woken at the start and kept
-    /// polling until it ends (when `Threading.spin` is not zero and no solo spell is on), so that none falls
-    /// asleep during the pass's single-threaded stretches and arrives late at the next layer.
+    /// Runs a forward pass (`body`) on this pool: its current pool, with the workers woken at the start (when
+    /// `Threading.spin` is not zero and no solo spell is on) and their polling stopped at the end.
     func withPass<Result>(_ body: () throws -> Result) rethrows -> Result {
         let held = core.beginPass()
         defer { if held { core.endPass() } }
@@ -101,8 +105,10 @@ final class PoolCore: @unchecked Sendable {
     private let slots: [RegionSlot]
     /// Bumped each time a region opens (and when a pass starts, to wake the workers): a waiting worker polls it.
     private let epoch = Atomic<Int>(0)
-    /// Passes running that keep the workers polling (`beginPass`).
-    private let passes = Atomic<Int>(0)
+    /// Passes ended so far: a worker polling for the next region stops when a pass ends.
+    private let passEnds = Atomic<Int>(0)
+    /// Regions opened so far (diagnosis).
+    let regionCount = Atomic<Int>(0)
     /// Workers asleep on `wake`, and workers started and not yet exited.
     private let sleepers = Atomic<Int>(0)
     let live = Atomic<Int>(0)
@@ -167,9 +173,12 @@ final class PoolCore: @unchecked Sendable {
                 for _ in 1..<min(parts, workers + 1) { pthread_cond_signal(wake) }
                 pthread_mutex_unlock(lock)
             }
+            regionCount.add(1, ordering: .relaxed)
             slot.runParts()
             let ranOut = Spin.monotonicNanoseconds()
-            slot.waitForParts(spinNanoseconds: spinNanoseconds)
+            // The other parts started about when the caller's did: polling longer than the caller's own share
+            // took means a thread was held up (preempted), and the caller sleeps instead.
+            slot.waitForParts(spinNanoseconds: min(spinNanoseconds, max(ranOut - opened, Self.shortestCallerSpin)))
             slot.close()
             let waited = Spin.monotonicNanoseconds() - ranOut
             if !woke && waited > max(Self.stallNanoseconds, ranOut - opened) { noteStall(at: ranOut + waited) }
@@ -182,6 +191,8 @@ final class PoolCore: @unchecked Sendable {
     /// time slice is 1–5 ms). On the 2-core VMs, two-thread passes beside a CPU-bound process were held up over
     /// 0.5 ms 40–60 times in 45 passes, mostly for 2–5 ms; on a quiet machine 0–2 times (the host holding a vCPU).
     static let stallNanoseconds = 500_000
+    /// The least a caller polls for the others' parts before it sleeps (a few futex round trips).
+    static let shortestCallerSpin = 20_000
     /// The first spell's length, and the longest a spell grows to.
     static let firstSpellNanoseconds = 200_000_000
     static let longestSpellNanoseconds = 1_600_000_000
@@ -225,11 +236,10 @@ final class PoolCore: @unchecked Sendable {
 
     // MARK: Passes
 
-    /// Starts a pass: unless `spin` is zero or a spell is on, counts it (workers keep polling while one runs) and
-    /// wakes sleeping or exited workers. Returns whether it was counted (`endPass` must follow).
+    /// Starts a pass: unless `spin` is zero or a spell is on, wakes sleeping or exited workers, so that they are
+    /// awake for its first region. Returns whether it did (`endPass` must follow).
     func beginPass() -> Bool {
         guard workers > 0, spinNanoseconds > 0, !inSpell() else { return false }
-        passes.add(1, ordering: .sequentiallyConsistent)
         startWorkersIfNeeded()
         epoch.add(1, ordering: .sequentiallyConsistent)
         if sleepers.load(ordering: .sequentiallyConsistent) > 0 {
@@ -240,7 +250,8 @@ final class PoolCore: @unchecked Sendable {
         return true
     }
 
-    func endPass() { passes.subtract(1, ordering: .relaxed) }
+    /// Ends a pass: workers polling for a next region stop and sleep.
+    func endPass() { passEnds.add(1, ordering: .relaxed) }
 
     // MARK: Workers
 
@@ -272,9 +283,12 @@ final class PoolCore: @unchecked Sendable {
         var turn = number
         while !stopping.load(ordering: .relaxed) {
             let seen = epoch.load(ordering: .sequentiallyConsistent)
+            let ends = passEnds.load(ordering: .relaxed)
             if helpOnce(startingAt: &turn) { continue }
-            if Spin.until(nanoseconds: spinNanoseconds, { epoch.load(ordering: .relaxed) != seen }) { continue }
-            if passes.load(ordering: .relaxed) > 0 && !inSpell() { continue }  // a pass runs: keep polling
+            // Poll for the next region, but not past the end of a pass: after its last region none follows soon.
+            if Spin.until(nanoseconds: spinNanoseconds, {
+                epoch.load(ordering: .relaxed) != seen || passEnds.load(ordering: .relaxed) != ends
+            }), epoch.load(ordering: .relaxed) != seen { continue }
             if !sleep(unlessEpochLeaves: seen) { break }
         }
         live.subtract(1, ordering: .relaxed)

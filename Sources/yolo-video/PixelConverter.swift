@@ -1,60 +1,69 @@
 import CAVCodec
+import CAVDevice
+import CAVFormat
 import CAVUtil
 import CSwScale
-import YOLO
 
 /// swscale between FFmpeg frames and packed RGB24, with the source's colour range and matrix honoured
 /// (full-range "JPEG" YUV from cameras, BT.709 for HD video) so colours match what a player shows.
 final class PixelConverter {
     private var context: OpaquePointer?
+    /// The last converted frame's RGB pixels (reused from frame to frame).
+    private var pixels = UnsafeMutableRawBufferPointer(start: nil, count: 0)
 
-    deinit { sws_freeContext(context) }
+    deinit {
+        sws_freeContext(context)
+        pixels.deallocate()
+    }
 
-    /// The RGB pixels of `frame` (`width` × `height`, same size as the frame).
-    func rgb(of frame: UnsafeMutablePointer<AVFrame>) throws -> [UInt8] {
+    /// The RGB pixels of `frame` (`width` × `height`, same size as the frame), valid until the next call;
+    /// nil when swscale cannot convert its pixel format.
+    func rgb(of frame: UnsafeMutablePointer<AVFrame>) -> UnsafeRawBufferPointer? {
         let (w, h) = (Int(frame.pointee.width), Int(frame.pointee.height))
         let format = AVPixelFormat(rawValue: frame.pointee.format)
         context = sws_getCachedContext(context, Int32(w), Int32(h), format, Int32(w), Int32(h), AV_PIX_FMT_RGB24,
                                        SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil)
-        guard let context else { throw ConversionError.unsupported(format) }
+        guard let context else { return nil }
         setColorDetails(context, space: frame.pointee.colorspace, fullRange: frame.pointee.color_range == AVCOL_RANGE_JPEG
                         || [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P].contains(format),
                         sourceIsYUV: true)
-        var pixels = [UInt8](repeating: 0, count: w * h * 3)
-        try pixels.withUnsafeMutableBufferPointer { out in
-            var destination: [UnsafeMutablePointer<UInt8>?] = [out.baseAddress, nil, nil, nil]
-            var stride: [Int32] = [Int32(w * 3), 0, 0, 0]
-            let rows = withPlanes(of: frame) { planes, strides in
-                sws_scale(context, planes, strides, 0, Int32(h), &destination, &stride)
-            }
-            guard rows == Int32(h) else { throw ConversionError.unsupported(format) }
+        let count = w * h * 3
+        if pixels.count != count {
+            pixels.deallocate()
+            pixels = .allocate(byteCount: count, alignment: 64)
         }
-        return pixels
+        // Zeroed first, as the freshly allocated array of the in-process converter was.
+        pixels.initializeMemory(as: UInt8.self, repeating: 0)
+        var destination: [UnsafeMutablePointer<UInt8>?] = [pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
+        var stride: [Int32] = [Int32(w * 3), 0, 0, 0]
+        let rows = withPlanes(of: frame) { planes, strides in
+            sws_scale(context, planes, strides, 0, Int32(h), &destination, &stride)
+        }
+        guard rows == Int32(h) else { return nil }
+        return UnsafeRawBufferPointer(pixels)
     }
 
-    /// Fills `frame` (allocated, writable, its size and pixel format set) from `image`, resampled to the
-    /// frame's size when they differ.
-    func fill(_ frame: UnsafeMutablePointer<AVFrame>, from image: Image) throws {
+    /// Fills `frame` (allocated, writable, its size and pixel format set) from packed RGB `pixels` of
+    /// `width × height`, resampled to the frame's size when they differ; false when swscale cannot.
+    func fill(_ frame: UnsafeMutablePointer<AVFrame>, from pixels: UnsafeRawBufferPointer, width: Int, height: Int) -> Bool {
         let format = AVPixelFormat(rawValue: frame.pointee.format)
-        context = sws_getCachedContext(context, Int32(image.width), Int32(image.height), AV_PIX_FMT_RGB24,
+        context = sws_getCachedContext(context, Int32(width), Int32(height), AV_PIX_FMT_RGB24,
                                        frame.pointee.width, frame.pointee.height, format,
                                        SWS_BILINEAR | SWS_ACCURATE_RND, nil, nil, nil)
-        guard let context else { throw ConversionError.unsupported(format) }
+        guard let context else { return false }
         setColorDetails(context, space: frame.pointee.colorspace, fullRange: false, sourceIsYUV: false)
-        let rows = image.pixels.withUnsafeBufferPointer { input -> Int32 in
-            var source: [UnsafePointer<UInt8>?] = [input.baseAddress, nil, nil, nil]
-            var stride: [Int32] = [Int32(image.width * 3), 0, 0, 0]
-            return withUnsafeMutablePointer(to: &frame.pointee.data) { data in
-                data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { planes in
-                    withUnsafePointer(to: &frame.pointee.linesize) { sizes in
-                        sizes.withMemoryRebound(to: Int32.self, capacity: 8) { strides in
-                            sws_scale(context, &source, &stride, 0, Int32(image.height), planes, strides)
-                        }
+        var source: [UnsafePointer<UInt8>?] = [pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
+        var stride: [Int32] = [Int32(width * 3), 0, 0, 0]
+        let rows = withUnsafeMutablePointer(to: &frame.pointee.data) { data in
+            data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { planes in
+                withUnsafePointer(to: &frame.pointee.linesize) { sizes in
+                    sizes.withMemoryRebound(to: Int32.self, capacity: 8) { strides in
+                        sws_scale(context, &source, &stride, 0, Int32(height), planes, strides)
                     }
                 }
             }
         }
-        guard rows > 0 else { throw ConversionError.unsupported(format) }
+        return rows > 0
     }
 
     /// The frame's plane pointers and strides as the C arrays swscale takes.
@@ -78,9 +87,5 @@ final class PixelConverter {
         // contrast, saturation in 16.16 fixed point (unchanged: 0, 1, 1). RGB is full range.
         _ = sws_setColorspaceDetails(context, coefficients, sourceIsYUV ? yuvRange : 1, coefficients,
                                      sourceIsYUV ? 1 : yuvRange, 0, 1 << 16, 1 << 16)
-    }
-
-    enum ConversionError: Error {
-        case unsupported(AVPixelFormat)
     }
 }

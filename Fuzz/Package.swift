@@ -16,7 +16,7 @@ import PackageDescription
 // A path dependency's identity is its directory name ("main" in /work/main, maybe "SwiftYOLO" in CI).
 let mainPackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
-let fuzzTargets = ["fuzz-cfg", "fuzz-weights", "fuzz-model", "fuzz-image", "fuzz-coco", "fuzz-npy"]
+let fuzzTargets = ["fuzz-cfg", "fuzz-weights", "fuzz-model", "fuzz-image", "fuzz-coco", "fuzz-npy", "fuzz-onnx"]
 
 let package = Package(
     name: "SwiftYOLOFuzz",
@@ -28,7 +28,8 @@ let package = Package(
         .target(name: "FuzzSupport", dependencies: [.product(name: "YOLO", package: mainPackage)]),
     ] + fuzzTargets.map { name in
         .executableTarget(name: name, dependencies: ["FuzzSupport", .product(name: "YOLO", package: mainPackage)]
-                          + (name == "fuzz-coco" ? [.product(name: "YOLOEvaluation", package: mainPackage)] : []))
+                          + (name == "fuzz-coco" ? [.product(name: "YOLOEvaluation", package: mainPackage)] : [])
+                          + (name == "fuzz-onnx" ? [.product(name: "YOLOConversion", package: mainPackage)] : []))
     },
     swiftLanguageModes: [.v6]
 )

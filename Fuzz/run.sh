@@ -21,7 +21,7 @@
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-all_targets=(fuzz-cfg fuzz-weights fuzz-model fuzz-image fuzz-coco fuzz-npy)
+all_targets=(fuzz-cfg fuzz-weights fuzz-model fuzz-image fuzz-coco fuzz-npy fuzz-onnx)
 
 seconds="${1:-60}"
 [[ $# -gt 0 ]] && shift

@@ -72,6 +72,10 @@ WHAT IT DOES
              mutations, PNG bit depth / colour type / interlace / chunk
              mutations with valid CRCs, recompressed IDAT with bad filter bytes.
              Every 4th run adds --save out, every 5th --full-decode.
+    onnx     ONNX protobuf (the 5 KB fuzz seed and the unit tests' YOLOv8 graph):
+             byte mutations, length prefixes set to edge values or replaced by
+             10-byte varints, operator/attribute/metadata names changed.  Runs
+             `yolo convert --onnx FILE -o out.yolo`.
     coco     COCO annotation + results JSON for `yolo eval --annotations A
              --results R`: values replaced by huge/negative/NaN numbers, wrong
              types, deep nesting, missing keys, byte flips; every 10th case runs
@@ -145,7 +149,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FAMILIES = ["cfg", "weights", "model", "npy", "cli", "image", "coco"]
+FAMILIES = ["cfg", "weights", "model", "npy", "cli", "image", "coco", "onnx"]
 
 # Files of the repository used as seeds and fixed arguments (absolute paths).
 CFG = os.path.join(REPO, "Weights/yolov3-tiny.cfg")
@@ -156,6 +160,7 @@ COFFEE = os.path.join(REPO, "Samples/coffee.png")
 SAMPLES = [os.path.join(REPO, "Samples", n) for n in ("astronaut.png", "camera.png", "chelsea.png", "coffee.png")]
 IMAGE_FIXTURES = os.path.join(REPO, "Tests/YOLOTests/Fixtures/Image")
 EVAL_FIXTURES = os.path.join(REPO, "Tests/YOLOTests/Fixtures/eval")
+ONNX_SEEDS = [os.path.join(REPO, "Fuzz/Corpus/fuzz-onnx/yolov8-mini.onnx"), os.path.join(REPO, "Tests/YOLOTests/Fixtures/onnx/yolov8-tiny-random.onnx")]
 
 BIG_INPUT = 4 << 20          # inputs above this size are saved only a few times per signature
 BIG_INPUT_SAVES = 3
@@ -2378,6 +2383,8 @@ def load_context(families):
             if n.endswith((".jpg", ".png")):
                 seeds.append((n, open(os.path.join(IMAGE_FIXTURES, n), "rb").read()))
         ctx["image_seeds"] = seeds
+    if "onnx" in families:
+        ctx["onnx_seeds"] = [(os.path.basename(p), open(p, "rb").read()) for p in ONNX_SEEDS]
     if "coco" in families:
         pairs = []
         for n in sorted(os.listdir(EVAL_FIXTURES)):
@@ -2390,8 +2397,49 @@ def load_context(families):
     return ctx
 
 
+def onnx_varints(data):
+    """Offsets of protobuf length prefixes (a tag byte with wire type 2 followed by a varint) in `data`."""
+    spots = []
+    for i in range(len(data) - 2):
+        if data[i] & 7 == 2 and 1 <= data[i] >> 3 <= 25 and data[i + 1] < 0x80:
+            spots.append(i + 1)
+    return spots
+
+
+def gen_onnx(rng, index, ctx):
+    """ONNX protobuf mutants of the fuzz seed and the unit-test graph: generic byte mutations, lengths and
+    varints set to edge values (huge, zero, off by one, 10-byte varints), and edits of known fields."""
+    name, base = rng.choice(ctx["onnx_seeds"])
+    op = rng.choice(["bytes"] * 4 + ["length"] * 4 + ["varint"] * 2 + ["replace"] * 3)
+    data = bytearray(base)
+    if op == "bytes":
+        out, label = generic_bytes(rng, bytes(data))
+        data = bytearray(out)
+    elif op == "length":
+        spot = rng.choice(onnx_varints(data))
+        value = rng.choice([0, 1, 0x7F, data[spot] + 1, max(0, data[spot] - 1)])
+        data[spot] = value & 0x7F
+        label = "length prefix at %d set to %d" % (spot, value & 0x7F)
+    elif op == "varint":
+        spot = rng.choice(onnx_varints(data))
+        huge = rng.choice([b"\xff\xff\xff\xff\x0f", b"\xff" * 9 + b"\x01", b"\xff" * 10 + b"\x01", b"\x80\x80\x80\x80\x80\x80\x80\x80\x80\x00"])
+        data[spot:spot + 1] = huge
+        label = "length prefix at %d replaced by a %d-byte varint" % (spot, len(huge))
+    else:
+        pairs = [(b"Conv", b"Conz"), (b"Split", b"Spliu"), (b"MaxPool", b"MinPool"), (b"Resize", b"Rescue"),
+                 (b"kernel_shape", b"kernel_shapf"), (b"nearest", b"linear\x00"), (b"Concat", b"Concau"),
+                 (b"Sigmoid", b"Sigmoie"), (b"pads", b"padz"), (b"names", b"namez"), (b"imgsz", b"imgsy")]
+        old, new = rng.choice(pairs)
+        at = data.find(old)
+        if at >= 0:
+            data[at:at + len(old)] = new[:len(old)].ljust(len(old), b"x")
+        label = "%s renamed" % old.decode()
+    return [Case("onnx-%04d" % index, "onnx", "%s: %s" % (name, label),
+                 ["convert", "--onnx", "model.onnx", "-o", "out.yolo"], files={"model.onnx": bytes(data)})]
+
+
 GENERATORS = {"cfg": gen_cfg, "weights": gen_weights, "model": gen_model, "npy": gen_npy, "cli": gen_cli,
-              "image": gen_image, "coco": gen_coco}
+              "image": gen_image, "coco": gen_coco, "onnx": gen_onnx}
 
 
 def make_cases(family, index, seed, ctx):

@@ -22,16 +22,18 @@ extension ModelConverter {
     @_spi(Engine) public static func calibrationInputs(_ image: Image, for model: Model, views: [CalibrationView]) throws -> [Tensor] {
         let shape = model.description.inputShape
         let (scaling, resampling) = (model.preferredScaling, model.preferredResampling)
-        return try [calibrationInput(image, shape: shape, scaling: scaling, resampling: resampling)] + views.map { view in
+        let fill = model.description.letterboxFill
+        return try [calibrationInput(image, shape: shape, scaling: scaling, resampling: resampling, fill: fill)] + views.map { view in
             var viewShape = shape
             if let size = view.size { (viewShape.width, viewShape.height) = (size, size) }
-            return try calibrationInput(image, shape: viewShape, scaling: scaling, resampling: resampling, mirrored: view.mirrored)
+            return try calibrationInput(image, shape: viewShape, scaling: scaling, resampling: resampling, fill: fill,
+                                        mirrored: view.mirrored)
         }
     }
 
     /// `image` fitted to `shape` (any network input size) by `scaling` and `resampling`, optionally mirrored left-right.
     @_spi(Engine) public static func calibrationInput(_ image: Image, shape: Shape, scaling: DetectionOptions.Scaling = .scaleFit,
-                                                     resampling: DetectionOptions.Resampling = .darknet,
+                                                     resampling: DetectionOptions.Resampling = .darknet, fill: Float = 0.5,
                                                      mirrored: Bool = false) throws -> Tensor {
         guard shape.channels == 1 || shape.channels == 3 else {
             throw YOLOError.invalidArgument("calibration images can feed 1-channel (gray) or 3-channel (RGB) models, not \(shape.channels) channels")
@@ -40,7 +42,7 @@ extension ModelConverter {
         let plan = Geometry.plan(imageWidth: image.width, imageHeight: image.height, crop: crop, scaling: scaling,
                                  resampling: resampling, networkWidth: shape.width, networkHeight: shape.height)
         var values = [Float](repeating: 0, count: shape.count)
-        values.withUnsafeMutableBufferPointer { Geometry.makeInput(image, plan: plan, channels: shape.channels, into: $0.baseAddress!) }
+        values.withUnsafeMutableBufferPointer { Geometry.makeInput(image, plan: plan, channels: shape.channels, fill: fill, into: $0.baseAddress!) }
         if mirrored {
             for row in 0..<(shape.channels * shape.height) { values[(row * shape.width)..<((row + 1) * shape.width)].reverse() }
         }

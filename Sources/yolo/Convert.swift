@@ -6,7 +6,7 @@ import YOLOReport
 
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Convert a darknet model into one SwiftYOLO model file (.yolo), optionally with LUT-quantized weights.",
+        abstract: "Convert a darknet model or an Ultralytics YOLOv8 ONNX export into one SwiftYOLO model file (.yolo), optionally with quantized weights.",
         discussion: """
             Batch norm is folded into the weights first. Quantized weights become n-bit codes into a table of \
             2^n values (lut8: 8 bits, lut6, lut4); a per-channel table is the layer's table times one float \
@@ -38,8 +38,13 @@ struct Convert: ParsableCommand {
     @Option(name: [.short, .customLong("output")], help: "The model file to write (.yolo).")
     var output: String
 
-    @Option(help: "Weight storage: none (float32), lut8, lut6, lut4, or int8 (linear int8 weights and activations, run by the int8 kernels; needs --calibrate).")
-    var quantize: String = "lut8"
+    @Option(name: .customLong("quantize"), help: "Weight storage: none (float32), lut8, lut6, lut4, or int8 (linear int8 weights and activations, run by the int8 kernels; needs --calibrate). Default: lut8, none with --onnx.")
+    var quantizeOption: String?
+
+    @Option(name: .customLong("onnx"), help: "Convert this Ultralytics-exported YOLOv8 detector (.onnx) instead of darknet files (docs/ONNX.md); class names from --names, else the file's metadata.")
+    var onnx: String?
+
+    var quantize: String { quantizeOption ?? (onnx == nil ? "lut8" : "none") }
 
     @Option(help: "Tables: per-channel (one scale per output channel) or per-layer.")
     var lut: String = "per-channel"
@@ -141,6 +146,9 @@ struct Convert: ParsableCommand {
     }
 
     func validate() throws {
+        if onnx != nil, model.cfg != nil || model.weights != nil || model.modelFile != nil {
+            throw YOLOError.invalidArgument("--onnx replaces --cfg, --weights and --model; give one model")
+        }
         _ = try settings()
         _ = try int8Settings()
         if isInt8 && calibrate.isEmpty {
@@ -158,8 +166,14 @@ struct Convert: ParsableCommand {
         // The report's images are read first: a missing or broken one must fail before the model is written.
         for path in report { _ = try Image(contentsOf: path) }
         let start = ContinuousClock.now
-        let float = try model.load(convertedDefault: false)
-        printError("loaded \(model.cfg ?? Defaults.cfg): \(float.convolutions.count) convolutions")
+        let float: Model
+        if let onnx {
+            float = try Model(onnx: onnx, names: model.names)
+            printError("loaded \(onnx): \(float.description.layers.count) layers, \(float.convolutions.count) convolutions, \(float.classCount) classes")
+        } else {
+            float = try model.load(convertedDefault: false)
+            printError("loaded \(model.cfg ?? Defaults.cfg): \(float.convolutions.count) convolutions")
+        }
         let views = try CalibrationView.parseList(calibrationViews)
         let inputs = try calibrate.flatMap { try NetworkInput.calibrationInputs($0, for: float, views: views) }
         let viewNote = views.isEmpty ? "" : " (views " + views.map(\.description).joined(separator: ",") + ")"

@@ -85,7 +85,8 @@ extension Forward {
             throw YOLOError.invalidArgument("\(model.description.path): the model takes \(channels)-channel input; an image gives 1 or 3 (pass an .npy input instead)")
         }
         var values = [Float](repeating: 0, count: channels * w * h)
-        values.withUnsafeMutableBufferPointer { Geometry.makeInput(image, plan: plan, channels: channels, into: $0.baseAddress!) }
+        values.withUnsafeMutableBufferPointer { Geometry.makeInput(image, plan: plan, channels: channels, fill: model.description.letterboxFill,
+                                                                        into: $0.baseAddress!) }
         return Tensor(shape: Shape(channels: channels, height: h, width: w), values: values)
     }
 }

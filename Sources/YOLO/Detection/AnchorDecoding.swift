@@ -29,6 +29,11 @@ import Foundation
     /// Cells are visited in (row, column, anchor) order, like darknet.
     public static func decode(_ raw: UnsafeBufferPointer<Float>, head: YOLOHead, networkWidth: Int, networkHeight: Int,
                               threshold: Float, into candidates: inout Candidates) {
+        if head.distributionBins > 0 {
+            decodeAnchorFree(raw, head: head, networkWidth: networkWidth, networkHeight: networkHeight, threshold: threshold,
+                             into: &candidates)
+            return
+        }
         let (gw, gh) = (head.outputShape.width, head.outputShape.height)
         let plane = gw * gh
         let stride = 5 + head.classes
@@ -60,6 +65,62 @@ import Foundation
                         candidates.probabilities.append(p > threshold ? p : 0)
                     }
                 }
+            }
+        }
+    }
+
+    /// Ultralytics' anchor-free decoding (YOLOv8 `Detect`): each cell's anchor point is its centre, each box
+    /// side's distance from it is the expectation of a softmax over `distributionBins` bins (in strides), class
+    /// scores are sigmoids and there is no objectness. A cell becomes a candidate when its best class score is
+    /// above `threshold`; like Ultralytics' single-label NMS it keeps only that class's score (the others 0), and
+    /// its `objectness` is that score. The stride is the network size over the grid size (8, 16, 32 for YOLOv8).
+    /// Cells are visited in row, column order.
+    static func decodeAnchorFree(_ raw: UnsafeBufferPointer<Float>, head: YOLOHead, networkWidth: Int, networkHeight: Int,
+                                 threshold: Float, into candidates: inout Candidates) {
+        let (gw, gh) = (head.outputShape.width, head.outputShape.height)
+        let plane = gw * gh
+        let bins = head.distributionBins
+        let classes = head.classes
+        precondition(raw.count == (4 * bins + classes) * plane, "decode: raw size does not match the head")
+        precondition(candidates.classes == classes, "decode: class count mismatch")
+        let (strideX, strideY) = (Float(networkWidth) / Float(gw), Float(networkHeight) / Float(gh))
+        let classBase = 4 * bins * plane
+        var weights = [Float](repeating: 0, count: bins)
+        for row in 0..<gh {
+            for col in 0..<gw {
+                let cell = row * gw + col
+                var best = 0
+                var bestLogit = raw[classBase + cell]
+                for k in 1..<max(classes, 1) where raw[classBase + k * plane + cell] > bestLogit {
+                    (best, bestLogit) = (k, raw[classBase + k * plane + cell])
+                }
+                let score = sigmoid(bestLogit)
+                guard score > threshold else { continue }
+                // Distances to the left, top, right and bottom sides, in strides.
+                var distance: [Float] = [0, 0, 0, 0]
+                for side in 0..<4 {
+                    let base = side * bins * plane + cell
+                    var largest = raw[base]
+                    for b in 1..<bins { largest = max(largest, raw[base + b * plane]) }
+                    var sum: Float = 0
+                    for b in 0..<bins {
+                        weights[b] = expf(raw[base + b * plane] - largest)
+                        sum += weights[b]
+                    }
+                    var expectation: Float = 0
+                    for b in 0..<bins { expectation += Float(b) * weights[b] }
+                    distance[side] = expectation / sum
+                }
+                let (ax, ay) = (Float(col) + 0.5, Float(row) + 0.5)
+                let x1 = (ax - distance[0]) * strideX, y1 = (ay - distance[1]) * strideY
+                let x2 = (ax + distance[2]) * strideX, y2 = (ay + distance[3]) * strideY
+                guard x1.isFinite, y1.isFinite, x2.isFinite, y2.isFinite else { continue }
+                let (w, h) = (Double(networkWidth), Double(networkHeight))
+                candidates.boxes.append(Rect(x: Double(x1) / w, y: Double(y1) / h, width: Double(x2 - x1) / w, height: Double(y2 - y1) / h))
+                candidates.objectness.append(score)
+                let start = candidates.probabilities.count
+                candidates.probabilities.append(contentsOf: repeatElement(0, count: classes))
+                candidates.probabilities[start + best] = score
             }
         }
     }

@@ -27,11 +27,12 @@ public struct Detection: Sendable, Equatable {
     public var classIndex: Int
     /// The best class's name (`class N` when the model has no names).
     public var label: String
-    /// The best class's confidence (objectness × class probability).
+    /// The best class's confidence (objectness × class probability; the class score for an anchor-free model).
     public var confidence: Float
     /// Every class whose confidence passed the threshold and survived suppression, most confident first.
     public var labels: [ClassScore]
-    /// The box's objectness (probability that it holds any object).
+    /// The box's objectness (probability that it holds any object); an anchor-free model (converted from ONNX) has
+    /// none and reports its confidence.
     public var objectness: Float
 
     /// A detection from any source (a file of detections, another detector): `labels` defaults to the one

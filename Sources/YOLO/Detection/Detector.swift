@@ -175,7 +175,8 @@ public final class Detector: Sendable {
                                  resampling: resampling, networkWidth: size.width, networkHeight: size.height)
         let (network, scratch) = try memory.borrow(for: built, pool: workers)
         defer { memory.giveBack(scratch, for: network) }
-        Geometry.makeInput(image, plan: plan, channels: network.inputShape.channels, into: scratch.input)
+        Geometry.makeInput(image, plan: plan, channels: network.inputShape.channels, fill: model.description.letterboxFill,
+                           into: scratch.input)
         lap(.preprocess)
         network.forward(scratch.input, workspace: scratch.workspace)
         lap(.forward)

@@ -137,17 +137,18 @@ import Foundation
     }
 
     /// Builds the network input for `plan`: `channels` × networkHeight × networkWidth floats in [0, 1],
-    /// the resampled source placed on 0.5 gray. `channels` 3 gives RGB planes; 1 gives one luma plane,
+    /// the resampled source placed on `fill` gray (darknet's 0.5; `ModelDescription.letterboxFill`). `channels` 3 gives RGB planes; 1 gives one luma plane,
     /// each pixel converted to gray first as darknet loads images for a `channels=1` network
     /// (stb_image's integer luma, `(77 R + 150 G + 29 B) >> 8`), then resampled like colour.
     ///
     /// The kernels read only the source pixels their taps touch (`Resample`), so an image made from a
     /// camera frame is converted here, pixel by pixel, on the way into the float input.
-    public static func makeInput(_ image: Image, plan: InputPlan, channels: Int = 3, into destination: UnsafeMutablePointer<Float>) {
+    public static func makeInput(_ image: Image, plan: InputPlan, channels: Int = 3, fill: Float = 0.5,
+                                 into destination: UnsafeMutablePointer<Float>) {
         precondition(channels == 1 || channels == 3, "Geometry.makeInput: images give 1 or 3 channels, not \(channels)")
         let (nw, nh) = (plan.networkWidth, plan.networkHeight)
         let covers = plan.resizedWidth == nw && plan.resizedHeight == nh
-        if !covers { destination.update(repeating: 0.5, count: channels * nw * nh) }
+        if !covers { destination.update(repeating: fill, count: channels * nw * nh) }
         let target = PlanarTarget(base: destination, planeWidth: nw, planeHeight: nh, x: plan.placeX, y: plan.placeY,
                                   channels: channels)
         let (outW, outH, gray) = (plan.resizedWidth, plan.resizedHeight, channels == 1)

@@ -48,6 +48,9 @@ import Foundation
                 row.type = "shortcut"
                 row.detail = "\(s.from)"
                 row.flops = Double(g.outputShape.count)
+            case .yolo(let s) where s.isAnchorFree:
+                row.type = "detect"
+                row.detail = "\(s.classes) classes, \(s.distributionBins) bins"
             case .yolo(let s):
                 row.type = "yolo"
                 row.detail = "mask " + s.mask.map(String.init).joined(separator: ",")

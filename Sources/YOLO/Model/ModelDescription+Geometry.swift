@@ -23,21 +23,31 @@ extension ModelDescription {
         }
     }
 
-    /// The factor by which the input size must be divisible: the product of all downsampling strides
-    /// (saturating just above `ModelLimits.standard.maximumSide`: no input size is a multiple of it then).
+    /// The factor by which the input size must be divisible: the largest total downsampling of any layer's output
+    /// (the product of the strides on its path from the input, divided by the upsampling factors on it), so every
+    /// layer's output has whole cells and routed maps have equal sizes. For darknet's tiny models it is the product
+    /// of all strides (32); a YOLOv8 path that downsamples again after upsampling (the PAN) counts once (32, not
+    /// 128). Saturates just above `ModelLimits.standard.maximumSide`: no input size is a multiple of it then.
     public var sizeDivisor: Int {
         let ceiling = ModelLimits.standard.maximumSide + 1
-        var factor = 1
-        for layer in layers {
-            let stride: Int
-            switch layer {
-            case .convolution(let s): stride = s.stride
-            case .maxPool(let s): stride = s.stride
-            default: continue
+        var strides: [Int] = []
+        strides.reserveCapacity(layers.count)
+        func stride(of index: Int) -> Int { index >= 0 && index < strides.count ? strides[index] : 1 }
+        for (index, layer) in layers.enumerated() {
+            let previous = stride(of: index - 1)
+            func scaled(_ factor: Int) -> Int {
+                let (product, overflow) = previous.multipliedReportingOverflow(by: max(factor, 1))
+                return overflow ? ceiling : min(product, ceiling)
             }
-            let (product, overflow) = factor.multipliedReportingOverflow(by: max(stride, 1))
-            factor = overflow ? ceiling : min(product, ceiling)
+            switch layer {
+            case .convolution(let s): strides.append(scaled(s.stride))
+            case .maxPool(let s): strides.append(scaled(s.stride))
+            case .upsample(let s): strides.append(max(1, previous / max(s.stride, 1)))
+            case .route(let s): strides.append(s.layers.map(stride(of:)).max() ?? previous)
+            case .shortcut(let s): strides.append(max(previous, stride(of: s.from)))
+            case .yolo: strides.append(previous)
+            }
         }
-        return factor
+        return strides.max() ?? 1
     }
 }

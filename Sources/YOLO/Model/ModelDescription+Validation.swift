@@ -77,7 +77,22 @@ extension ModelDescription {
                 try check(s.groupIndex, "group_id", 0...s.groups - 1)
             case .shortcut(let s):
                 try earlier(s.from, "from")
+            case .yolo(let s) where s.isAnchorFree:
+                try check(s.classes, "classes", 1...limits.maximumChannels)
+                try check(s.distributionBins, "distribution bins", 1...limits.maximumChannels / 4)
+                guard s.mask.isEmpty, s.anchors.isEmpty, s.scaleXY == 1, !s.newCoords else {
+                    throw DescriptionProblem(layer: index, line: s.line,
+                                             message: "layer \(index) [detect]: an anchor-free head takes no anchors, mask, scale_x_y or new_coords")
+                }
+                if let first = heads.first, first.index < index, first.spec.classes != s.classes || !first.spec.isAnchorFree {
+                    throw DescriptionProblem(layer: index, line: s.line,
+                        message: "layer \(index) [detect]: every head must be anchor-free with the same classes as layer \(first.index)")
+                }
             case .yolo(let s):
+                if let first = heads.first, first.index < index, first.spec.isAnchorFree {
+                    throw DescriptionProblem(layer: index, line: s.line,
+                        message: "layer \(index) [yolo]: an anchor head cannot follow the anchor-free head of layer \(first.index)")
+                }
                 try check(s.classes, "classes", 1...limits.maximumChannels)
                 try check(s.anchors.count / 2, "number of anchor pairs", 1...limits.maximumAnchors)
                 guard s.anchors.count % 2 == 0, s.anchors.allSatisfy({ $0.isFinite && $0 > 0 }) else {
@@ -146,6 +161,11 @@ extension ModelDescription {
                 sources = [previous, s.from]
                 guard shape(of: s.from) == input else {
                     throw fail("cannot add layer \(s.from)'s \(shape(of: s.from)) to \(input)")
+                }
+                output = input
+            case .yolo(let s) where s.isAnchorFree:
+                guard input.channels == s.inputChannels else {
+                    throw fail("expects \(s.inputChannels) input channels (4 × \(s.distributionBins) box bins + \(s.classes) classes), but layer \(previous) gives \(input.channels)")
                 }
                 output = input
             case .yolo(let s):

@@ -14,6 +14,9 @@
     public var preferredResampling: DetectionOptions.Resampling = .darknet
     /// How overlapping boxes are suppressed: darknet's `nms_kind` of the last `[yolo]` section.
     public var suppression: Suppression = .greedy
+    /// The value (in [0, 1]) of the input outside a letterboxed image (`scaleFit`): darknet's 0.5 gray, or
+    /// 114/255 for models converted from Ultralytics' ONNX exports.
+    public var letterboxFill: Float = 0.5
 
     /// `preferredScaling` nil infers it from the layers (`inferredScaling(layers:letterBox:)`).
     public init(inputShape: Shape, layers: [LayerSpec], path: String, preferredScaling: DetectionOptions.Scaling? = nil) {
@@ -86,7 +89,7 @@
         case .upsample: return "upsample"
         case .route: return "route"
         case .shortcut: return "shortcut"
-        case .yolo: return "yolo"
+        case .yolo(let s): return s.isAnchorFree ? "detect" : "yolo"
         }
     }
 }
@@ -100,6 +103,11 @@
     public var batchNormalize: Bool
     public var activation: Activation
     public var line: Int
+
+    public init(filters: Int, size: Int, stride: Int, padding: Int, batchNormalize: Bool, activation: Activation, line: Int) {
+        (self.filters, self.size, self.stride, self.padding) = (filters, size, stride, padding)
+        (self.batchNormalize, self.activation, self.line) = (batchNormalize, activation, line)
+    }
 }
 
 @_spi(Engine) public struct MaxPoolSpec: Sendable, Equatable {
@@ -108,12 +116,20 @@
     /// Total padding per axis (darknet default `size − 1`).
     public var padding: Int
     public var line: Int
+
+    public init(size: Int, stride: Int, padding: Int, line: Int) {
+        (self.size, self.stride, self.padding, self.line) = (size, stride, padding, line)
+    }
 }
 
 @_spi(Engine) public struct UpsampleSpec: Sendable, Equatable {
     public var stride: Int
     public var scale: Float
     public var line: Int
+
+    public init(stride: Int, scale: Float, line: Int) {
+        (self.stride, self.scale, self.line) = (stride, scale, line)
+    }
 }
 
 @_spi(Engine) public struct RouteSpec: Sendable, Equatable {
@@ -122,6 +138,10 @@
     public var groups: Int
     public var groupIndex: Int
     public var line: Int
+
+    public init(layers: [Int], groups: Int, groupIndex: Int, line: Int) {
+        (self.layers, self.groups, self.groupIndex, self.line) = (layers, groups, groupIndex, line)
+    }
 }
 
 @_spi(Engine) public struct ShortcutSpec: Sendable, Equatable {
@@ -129,6 +149,10 @@
     public var from: Int
     public var activation: Activation
     public var line: Int
+
+    public init(from: Int, activation: Activation, line: Int) {
+        (self.from, self.activation, self.line) = (from, activation, line)
+    }
 }
 
 /// How overlapping boxes are suppressed (darknet's `[yolo] nms_kind`).
@@ -150,7 +174,24 @@
     /// AlexeyAB's `new_coords=1` (scaled-YOLOv4, yolov7): the outputs are already logistic (the convolution
     /// before the head says so), x, y = scale_x_y·v − (scale_x_y − 1)/2 and w, h = (2v)²·anchor, no exponential.
     public var newCoords: Bool = false
+    /// An anchor-free head (Ultralytics' YOLOv8 `Detect`) when above 0: the number of distribution bins per
+    /// box side (`reg_max`, 16). Its input holds `4 · distributionBins` box logits (left, top, right, bottom
+    /// distances, each a softmax over the bins, in strides) and then `classes` class logits; `mask` and
+    /// `anchors` are empty. 0: darknet's anchor head.
+    public var distributionBins: Int = 0
     public var line: Int
+
+    public init(mask: [Int], anchors: [Float], classes: Int, scaleXY: Float, newCoords: Bool = false, distributionBins: Int = 0,
+                line: Int) {
+        (self.mask, self.anchors, self.classes, self.scaleXY) = (mask, anchors, classes, scaleXY)
+        (self.newCoords, self.distributionBins, self.line) = (newCoords, distributionBins, line)
+    }
+
+    /// Whether this is an anchor-free (distribution) head.
+    public var isAnchorFree: Bool { distributionBins > 0 }
+
+    /// Input channels the head expects.
+    public var inputChannels: Int { isAnchorFree ? 4 * distributionBins + classes : mask.count * (classes + 5) }
 
     /// The anchor pairs.
     public var anchorPairs: [(width: Float, height: Float)] {

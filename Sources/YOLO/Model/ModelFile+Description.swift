@@ -5,7 +5,9 @@ enum ModelFileCodes {
     static let convolution: UInt8 = 0, maxPool: UInt8 = 1, upsample: UInt8 = 2, route: UInt8 = 3,
                shortcut: UInt8 = 4, yolo: UInt8 = 5,
                /// A yolo head with `new_coords=1` (1.2): the same fields as `yolo`.
-               yoloNewCoords: UInt8 = 6
+               yoloNewCoords: UInt8 = 6,
+               /// An anchor-free distribution head (1.5): classes, then bins per side.
+               anchorFree: UInt8 = 7
 
     static func code(_ activation: Activation) -> UInt8 {
         switch activation {
@@ -71,6 +73,9 @@ extension ByteWriter {
             case .shortcut(let s):
                 u8(ModelFileCodes.shortcut); i32(s.line)
                 i32(s.from); u8(ModelFileCodes.code(s.activation))
+            case .yolo(let s) where s.isAnchorFree:
+                u8(ModelFileCodes.anchorFree); i32(s.line)
+                i32(s.classes); i32(s.distributionBins)
             case .yolo(let s):
                 u8(s.newCoords ? ModelFileCodes.yoloNewCoords : ModelFileCodes.yolo); i32(s.line)
                 count(s.mask.count); s.mask.forEach { i32($0) }
@@ -143,6 +148,10 @@ extension ByteReader {
             for _ in 0..<anchorCount { anchors.append(try f32("anchor")) }
             var spec = YOLOSpec(mask: mask, anchors: anchors, classes: try i32("classes"), scaleXY: try f32("scale_x_y"), line: line)
             spec.newCoords = kind == ModelFileCodes.yoloNewCoords
+            return .yolo(spec)
+        case ModelFileCodes.anchorFree:
+            var spec = YOLOSpec(mask: [], anchors: [], classes: try i32("classes"), scaleXY: 1, line: line)
+            spec.distributionBins = try i32("distribution bins")
             return .yolo(spec)
         default:
             throw failure("unknown layer kind \(kind)")

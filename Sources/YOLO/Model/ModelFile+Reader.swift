@@ -148,6 +148,13 @@ extension ModelFile {
             default: throw reader.failure("unknown suppression kind \(kind)")
             }
         }
+        if minor >= 5 {
+            // 1.5: the value of the letterbox padding.
+            reader.context = "letterbox fill"
+            let fill = try reader.f32("letterbox fill")
+            guard fill.isFinite, fill >= 0, fill <= 1 else { throw reader.failure("letterbox fill \(fill) is not in [0, 1]") }
+            model.description.letterboxFill = fill
+        }
         if reader.remaining > 0 && minor <= minorVersion {
             throw reader.failure("\(reader.remaining) unexpected bytes after the metadata")
         }

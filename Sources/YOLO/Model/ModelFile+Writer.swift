@@ -32,6 +32,7 @@ extension ModelFile {
     static func encode(_ model: Model, note: String, minor: UInt16, compressCodes: Bool = false) -> Data {
         let deflate = compressCodes && minor >= 3
         let description = model.description
+        precondition(minor >= 5 || !description.heads.contains { $0.spec.isAnchorFree }, "ModelFile.encode: anchor-free heads need format 1.5")
         let convolutionIndices = description.layers.indices.filter {
             if case .convolution = description.layers[$0] { return true }
             return false
@@ -176,6 +177,7 @@ extension ModelFile {
             case .distanceIoU(let beta): writer.u8(1); writer.f32(beta)
             }
         }
+        if minor >= 5 { writer.f32(model.description.letterboxFill) }
         return writer.bytes
     }
 }

@@ -92,7 +92,7 @@
             case .upsample: type = "upsample"
             case .route: type = "route"
             case .shortcut: type = "shortcut"
-            case .yolo: type = "yolo"
+            case .yolo(let s): type = s.isAnchorFree ? "detect" : "yolo"
             }
             let output = "\(geometry[index].outputShape.width)x\(geometry[index].outputShape.height)x\(geometry[index].outputShape.channels)"
             var line = String(index).leftPadded(5) + "  " + type.padding(toLength: 13, withPad: " ", startingAt: 0) + "  "

@@ -94,7 +94,8 @@
                 layers.append(Shortcut(previous: g.inputs[0], from: s.from, shape: g.outputShape, activation: s.activation))
             case .yolo(let s):
                 layers.append(YOLOHead(input: g.inputs[0], shape: g.outputShape, anchors: s.anchorPairs, mask: s.mask,
-                                       classes: s.classes, scaleXY: s.scaleXY, newCoords: s.newCoords))
+                                       classes: s.classes, scaleXY: s.scaleXY, newCoords: s.newCoords,
+                                       distributionBins: s.distributionBins))
             }
         }
         self.inputShape = Shape(channels: description.inputShape.channels, height: height, width: width)

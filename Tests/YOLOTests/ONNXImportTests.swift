@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+@_spi(Engine) @testable import YOLO
+@_spi(Engine) @testable import YOLOConversion
+import YOLOTestSupport
+
+/// ONNX import (docs/ONNX.md) on the fixtures of scripts/make-onnx-fixtures.py: a narrow YOLOv8-structured graph
+/// with seeded random weights, compared with onnxruntime's outputs for the same input blob (made by that script).
+@Suite struct ONNXImportTests {
+    static let folder = TestPaths.fixtures + "/onnx"
+    static let tiny = folder + "/yolov8-tiny-random.onnx"
+
+    struct Reference: Decodable {
+        let classIndex: Int
+        let confidence: Float
+        let box: [Double]
+    }
+
+    /// The raw heads of the converted graph match onnxruntime's head Concat tensors.
+    @Test func headsMatchOnnxruntime() throws {
+        let model = try Model(onnx: Self.tiny)
+        let network = try Network(model: model)
+        let input = try Tensor.readNumPy(Self.folder + "/input.npy")
+        let heads = try network.forward(Tensor(shape: network.inputShape, values: input.values))
+        #expect(heads.count == 2)
+        for (k, head) in heads.enumerated() {
+            let reference = try Tensor.readNumPy(Self.folder + "/head\(k).npy")
+            #expect(head.values.count == reference.values.count)
+            let worst = zip(head.values, reference.values).map { abs($0 - $1) }.max() ?? .infinity
+            #expect(worst < 1e-4, "head \(k): max difference \(worst)")
+        }
+    }
+
+    /// Decoding (DFL expectation, anchor points, strides, sigmoid scores) and class-aware suppression at
+    /// Ultralytics' defaults give onnxruntime's output0 as Ultralytics' NMS reduces it: same classes and order,
+    /// boxes within 0.01 px, confidences within 1e-5.
+    @Test func detectionsMatchOnnxruntime() throws {
+        let model = try Model(onnx: Self.tiny)
+        let network = try Network(model: model)
+        let input = try Tensor.readNumPy(Self.folder + "/input.npy")
+        let heads = try network.forward(Tensor(shape: network.inputShape, values: input.values))
+        var candidates = Candidates(classes: model.classCount)
+        for (head, raw) in zip(network.heads, heads) {
+            raw.values.withUnsafeBufferPointer {
+                AnchorDecoding.decode($0, head: head, networkWidth: 64, networkHeight: 64, threshold: 0.25, into: &candidates)
+            }
+        }
+        NonMaximumSuppression.perClass(&candidates, threshold: 0.7)
+        var found: [(k: Int, p: Float, box: Rect)] = []
+        for i in 0..<candidates.count {
+            for k in 0..<candidates.classes where candidates.probabilities[i * candidates.classes + k] > 0 {
+                found.append((k, candidates.probabilities[i * candidates.classes + k], candidates.boxes[i]))
+            }
+        }
+        found.sort { $0.p > $1.p }
+        let data = try #require(FileManager.default.contents(atPath: Self.folder + "/detections.json"))
+        let reference = try JSONDecoder().decode([Reference].self, from: data)
+        #expect(reference.count > 3, "the fixture should hold several detections")
+        try #require(found.count == reference.count, "\(found.count) detections, onnxruntime \(reference.count)")
+        for (mine, theirs) in zip(found, reference) {
+            #expect(mine.k == theirs.classIndex)
+            #expect(abs(mine.p - theirs.confidence) < 1e-5)
+            let corners = [mine.box.minX, mine.box.minY, mine.box.maxX, mine.box.maxY].map { $0 * 64 }
+            let worst = zip(corners, theirs.box).map { abs($0 - $1) }.max()!
+            #expect(worst < 0.01, "box \(corners) vs \(theirs.box)")
+        }
+    }
+
+    /// The mapping: SiLU fused into the convolutions, the head anchor-free with the DFL's 16 bins, class names
+    /// from the metadata, Ultralytics' letterbox as the preferred scaling; and a model file round trip (1.5).
+    @Test func mappingAndModelFileRoundTrip() throws {
+        let model = try Model(onnx: Self.tiny)
+        #expect(model.labels == ["cat", "dog", "it's"])
+        #expect(model.preferredScaling == .scaleFit && model.preferredResampling == .openCV)
+        #expect(model.description.letterboxFill == Float(114) / 255)
+        let heads = model.description.heads
+        #expect(heads.count == 2 && heads.allSatisfy { $0.spec.isAnchorFree && $0.spec.distributionBins == 16 && $0.spec.classes == 3 })
+        let activations = model.description.layers.compactMap { layer -> Activation? in
+            if case .convolution(let s) = layer { return s.activation }
+            return nil
+        }
+        #expect(activations.filter { $0 == .swish }.count == activations.count - 4, "all but the four head outputs are SiLU")
+        #expect(model.inputSizeDivisor == 16, "the deepest map is 1/16 of the input; the PAN's second downsampling counts once")
+        let bytes = [UInt8](ModelFile.encode(model))
+        #expect(bytes[10] == 5)
+        let loaded = try Model(modelFileData: Data(bytes), path: "t.yolo")
+        #expect(loaded.description.heads.map(\.spec) == heads.map(\.spec))
+        #expect(loaded.description.letterboxFill == model.description.letterboxFill)
+        #expect(loaded.labels == model.labels)
+        #expect([UInt8](ModelFile.encode(loaded)) == bytes)
+    }
+
+    /// An unsupported operator fails with one line naming the node and the operator.
+    @Test func unsupportedOperatorNamesTheNode() throws {
+        #expect {
+            try Model(onnx: Self.folder + "/unsupported-leaky.onnx")
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("node 'stem_leaky' (LeakyRelu)") && text.contains("not supported") && !text.contains("\n")
+        }
+    }
+
+    /// Damaged files (every prefix length class, flipped bytes) give an error or a model, never a crash.
+    @Test func damagedFilesFailCleanly() throws {
+        let bytes = [UInt8](try #require(FileManager.default.contents(atPath: Self.tiny)))
+        var random = SeededRandom(seed: 38)
+        for length in [0, 1, 2, 5, 17, 100, 1000, bytes.count / 3, bytes.count / 2, bytes.count - 1] {
+            let prefix = Array(bytes.prefix(length))
+            _ = try? ONNXConverter.model(try ONNXModel(bytes: prefix, path: "cut.onnx"), path: "cut.onnx")
+        }
+        for _ in 0..<200 {
+            var damaged = bytes
+            for _ in 0..<4 {
+                let at = Int(random.next() % UInt64(damaged.count))
+                damaged[at] = UInt8(truncatingIfNeeded: random.next())
+            }
+            if let onnx = try? ONNXModel(bytes: damaged, path: "bad.onnx") {
+                _ = try? ONNXConverter.model(onnx, path: "bad.onnx")
+            }
+        }
+        #expect(throws: YOLOError.self) { try ONNXModel(bytes: [0x0A, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F], path: "huge.onnx") }
+    }
+
+    /// Ultralytics' names metadata: quotes of both kinds, escapes; bad dicts are errors.
+    @Test func parsesNamesMetadata() throws {
+        #expect(try ONNXConverter.parseNames("{0: 'person', 1: \"it's\", 2: 'a\\'b'}", path: "m") == ["person", "it's", "a'b"])
+        #expect(throws: YOLOError.self) { try ONNXConverter.parseNames("{1: 'x'}", path: "m") }
+        #expect(throws: YOLOError.self) { try ONNXConverter.parseNames("['x']", path: "m") }
+        #expect(throws: YOLOError.self) { try ONNXConverter.parseNames("{0: 'x", path: "m") }
+    }
+
+    /// IEEE half to float: normal, subnormal, infinity, negative zero.
+    @Test func convertsHalfFloats() {
+        #expect(ONNXTensor.half(0x3C00) == 1)
+        #expect(ONNXTensor.half(0xC000) == -2)
+        #expect(ONNXTensor.half(0x0001) == Float(sign: .plus, exponent: -24, significand: 1))
+        #expect(ONNXTensor.half(0x7C00) == .infinity)
+        #expect(ONNXTensor.half(0x8000).sign == .minus)
+    }
+}

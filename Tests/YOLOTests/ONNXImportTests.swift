@@ -100,6 +100,17 @@ import YOLOTestSupport
         }
     }
 
+    /// A weight beyond what every model-file loader accepts (fuzz-onnx found one converted into a file that did not
+    /// load back): the conversion fails with one line naming the node and the value.
+    @Test func hugeWeightsNameTheNode() throws {
+        #expect {
+            try Model(onnx: Self.folder + "/huge-weight.onnx")
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("node '") && text.contains("is beyond ±") && !text.contains("\n")
+        }
+    }
+
     /// Damaged files (every prefix length class, flipped bytes) give an error or a model, never a crash.
     @Test func damagedFilesFailCleanly() throws {
         let bytes = [UInt8](try #require(FileManager.default.contents(atPath: Self.tiny)))

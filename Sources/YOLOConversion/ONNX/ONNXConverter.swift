@@ -375,6 +375,8 @@ struct GraphMapping {
                 guard let bias = constants[node.inputs[2]], bias.dimensions == [w[0]] else { throw fail(node, "the bias is not a constant of \(filters) values") }
                 biases = try floats(bias, node)
             }
+            // The check every model-file loader applies: a converted file must load back.
+            if let problem = WeightSanity.problem(weights: weights, biases: biases) { throw fail(node, problem) }
             let activation: Activation = unit.nodes.count == 3 ? .swish : .linear
             append(.convolution(ConvolutionSpec(filters: filters, size: size, stride: Int(strides[0]), padding: Int(pads[0]),
                                                 batchNormalize: false, activation: activation, line: line)), channels: filters)

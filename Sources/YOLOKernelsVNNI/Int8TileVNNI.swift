@@ -139,53 +139,21 @@ enum VNNITile {
     @inline(never)
     static func tile(_ steps: Int, _ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ c: UnsafeMutableRawPointer,
                      _ ldc: Int, _ rows: Int, _ e: Int8Epilogue) {
-        var c00 = Int32x16(), c01 = Int32x16(), c02 = Int32x16(), c03 = Int32x16()
-        var c10 = Int32x16(), c11 = Int32x16(), c12 = Int32x16(), c13 = Int32x16()
-        var c20 = Int32x16(), c21 = Int32x16(), c22 = Int32x16(), c23 = Int32x16()
-        var c30 = Int32x16(), c31 = Int32x16(), c32 = Int32x16(), c33 = Int32x16()
-        var c40 = Int32x16(), c41 = Int32x16(), c42 = Int32x16(), c43 = Int32x16()
-        var c50 = Int32x16(), c51 = Int32x16(), c52 = Int32x16(), c53 = Int32x16()
-        var (ap, bp) = (a, b)
-        for _ in 0..<steps {
-            let b0 = bp.loadUnaligned(as: Int32x16.self)
-            let b1 = bp.loadUnaligned(fromByteOffset: 64, as: Int32x16.self)
-            let b2 = bp.loadUnaligned(fromByteOffset: 128, as: Int32x16.self)
-            let b3 = bp.loadUnaligned(fromByteOffset: 192, as: Int32x16.self)
-            var w = Int32x16(repeating: ap.loadUnaligned(as: Int32.self))
-            c00 = dotProductAccumulate(c00, b0, w); c01 = dotProductAccumulate(c01, b1, w)
-            c02 = dotProductAccumulate(c02, b2, w); c03 = dotProductAccumulate(c03, b3, w)
-            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 4, as: Int32.self))
-            c10 = dotProductAccumulate(c10, b0, w); c11 = dotProductAccumulate(c11, b1, w)
-            c12 = dotProductAccumulate(c12, b2, w); c13 = dotProductAccumulate(c13, b3, w)
-            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 8, as: Int32.self))
-            c20 = dotProductAccumulate(c20, b0, w); c21 = dotProductAccumulate(c21, b1, w)
-            c22 = dotProductAccumulate(c22, b2, w); c23 = dotProductAccumulate(c23, b3, w)
-            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 12, as: Int32.self))
-            c30 = dotProductAccumulate(c30, b0, w); c31 = dotProductAccumulate(c31, b1, w)
-            c32 = dotProductAccumulate(c32, b2, w); c33 = dotProductAccumulate(c33, b3, w)
-            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 16, as: Int32.self))
-            c40 = dotProductAccumulate(c40, b0, w); c41 = dotProductAccumulate(c41, b1, w)
-            c42 = dotProductAccumulate(c42, b2, w); c43 = dotProductAccumulate(c43, b3, w)
-            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 20, as: Int32.self))
-            c50 = dotProductAccumulate(c50, b0, w); c51 = dotProductAccumulate(c51, b1, w)
-            c52 = dotProductAccumulate(c52, b2, w); c53 = dotProductAccumulate(c53, b3, w)
-            ap += 24
-            bp += 256
-        }
-        let rowBytes = ldc * e.outputBytes
-        let activation = Activation(code: e.activation)
-        store(c, 0, e, activation, c00, c01, c02, c03)
-        if rows > 1 { store(c + 1 * rowBytes, 1, e, activation, c10, c11, c12, c13) }
-        if rows > 2 { store(c + 2 * rowBytes, 2, e, activation, c20, c21, c22, c23) }
-        if rows > 3 { store(c + 3 * rowBytes, 3, e, activation, c30, c31, c32, c33) }
-        if rows > 4 { store(c + 4 * rowBytes, 4, e, activation, c40, c41, c42, c43) }
-        if rows > 5 { store(c + 5 * rowBytes, 5, e, activation, c50, c51, c52, c53) }
+        sweep(steps, a, c, ldc, rows, e) { b + 256 * $0 }
     }
 
     /// One 6 × 64 tile of the direct product: step `s` reads B's 256 bytes at `b + offsets[s]`.
     @inline(never)
     static func directTile(_ steps: Int, _ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ offsets: UnsafePointer<Int32>,
                            _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int, _ e: Int8Epilogue) {
+        sweep(steps, a, c, ldc, rows, e) { b + Int(offsets[$0]) }
+    }
+
+    /// The 6 × 64 tile both entry points run: step `s` multiplies A's next 24 bytes (six rows of 4) by the 256
+    /// bytes at `bAt(s)`; inlined into each, so the accumulators stay in registers.
+    @inline(__always)
+    static func sweep(_ steps: Int, _ a: UnsafeRawPointer, _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int,
+                      _ e: Int8Epilogue, _ bAt: (Int) -> UnsafeRawPointer) {
         var c00 = Int32x16(), c01 = Int32x16(), c02 = Int32x16(), c03 = Int32x16()
         var c10 = Int32x16(), c11 = Int32x16(), c12 = Int32x16(), c13 = Int32x16()
         var c20 = Int32x16(), c21 = Int32x16(), c22 = Int32x16(), c23 = Int32x16()
@@ -194,7 +162,7 @@ enum VNNITile {
         var c50 = Int32x16(), c51 = Int32x16(), c52 = Int32x16(), c53 = Int32x16()
         var ap = a
         for s in 0..<steps {
-            let bp = b + Int(offsets[s])
+            let bp = bAt(s)
             let b0 = bp.loadUnaligned(as: Int32x16.self)
             let b1 = bp.loadUnaligned(fromByteOffset: 64, as: Int32x16.self)
             let b2 = bp.loadUnaligned(fromByteOffset: 128, as: Int32x16.self)

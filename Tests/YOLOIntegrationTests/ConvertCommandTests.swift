@@ -62,6 +62,8 @@ import YOLOTestSupport
                                           mentioning: ["middle"])
         try CLIErrorTests().expectFailure(["convert", "--cfg", files.cfg, "--weights", files.weights, "-o", out,
                                            "--calibration-views", "mirror,600"], mentioning: ["--calibration-views", "600"])
+        try CLIErrorTests().expectFailure(["convert", "--cfg", files.cfg, "--weights", files.weights, "-o", out, "--quantize", "int8",
+                                           "--activation-range", "wide"], mentioning: ["--activation-range", "wide"])
         #expect(!FileManager.default.fileExists(atPath: out))
         try Data([0x89, 0x59, 0x4F, 0x4C, 0x4F, 0x0D, 0x0A, 0x1A, 1, 0]).write(to: URL(fileURLWithPath: out))
         try CLIErrorTests().expectFailure(["info", out], mentioning: [out, "truncated"])

@@ -134,6 +134,8 @@ func withInt8Activation(_ code: Int, _ body: ((Floatx8) -> Floatx8) -> Void) {
     case .linear: body { $0 }
     case .leaky: body { Activation.positiveOr($0, $0 * 0.1) }
     case .relu: body { Activation.positiveOr($0, Floatx8()) }
-    case .logistic, .mish, .swish: body { Activation.scalarLanes(activation, $0) }
+    case .logistic: body { Activation.logisticLanes($0) }
+    case .swish: body { Activation.swishLanes($0) }
+    case .mish: body { Activation.scalarLanes(activation, $0) }
     }
 }

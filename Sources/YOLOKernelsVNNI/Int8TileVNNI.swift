@@ -236,7 +236,13 @@ func activated(_ activation: Activation, _ x: Floatx16) -> Floatx16 {
     }
 }
 
-/// `Activation.scalarLanes` on this kernel's vectors, out of line: the piecewise-linear cases stay inlined in the
-/// store without the calls and spills of a lane loop.
+/// The transcendental activations on this kernel's vectors, out of line: the piecewise-linear cases stay inlined in
+/// the store without the spills of a longer sequence.
 @inline(never)
-func lanes(_ activation: Activation, _ x: Floatx16) -> Floatx16 { Activation.scalarLanes(activation, x) }
+func lanes(_ activation: Activation, _ x: Floatx16) -> Floatx16 {
+    switch activation {
+    case .logistic: return Activation.logisticLanes(x)
+    case .swish: return Activation.swishLanes(x)
+    default: return Activation.scalarLanes(activation, x)
+    }
+}

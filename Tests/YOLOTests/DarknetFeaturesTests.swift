@@ -59,12 +59,20 @@ import YOLOTestSupport
             let mish = d * tanh(softplus), swish = d / (1 + exp(-d))
             #expect(abs(Double(Activation.mish(x)) - mish) <= 4e-6 * max(1, abs(mish)), "mish(\(x))")
             #expect(abs(Double(Activation.swish(x)) - swish) <= 1e-6 * max(1, abs(swish)), "swish(\(x))")
+            let logistic = 1 / (1 + exp(-d))
+            #expect(abs(Double(Activation.logistic(x)) - logistic) <= 1e-6 * logistic, "logistic(\(x))")
         }
-        let lanes = SIMD8<Float>(-30, -3, -1.2, -0.1, 0, 0.7, 5, 25)
-        for activation in [Activation.mish, .swish] {
-            let vector = activation(lanes)
-            for k in 0..<8 { #expect(vector[k] == activation(lanes[k])) }
+        // Every lane, at every width the kernels use, equals the scalar form bit for bit, out to where the
+        // exponential clamps (±87, ±88) and beyond.
+        let values: [Float] = [-30, -3, -1.2, -0.1, 0, 0.7, 5, 25, -1000, -88.5, -87, 86.9, 88, 88.2, 1e30, -.infinity]
+        let lanes16 = SIMD16<Float>(values), lanes8 = SIMD8<Float>(values[0..<8]), lanes4 = SIMD4<Float>(values[8..<12])
+        for activation in [Activation.mish, .swish, .logistic] {
+            let v16 = activation(lanes16), v8 = activation(lanes8), v4 = activation(lanes4)
+            for k in 0..<16 { #expect(v16[k].bitPattern == activation(values[k]).bitPattern, "\(activation)(\(values[k])) in 16 lanes") }
+            for k in 0..<8 { #expect(v8[k].bitPattern == activation(values[k]).bitPattern) }
+            for k in 0..<4 { #expect(v4[k].bitPattern == activation(values[8 + k]).bitPattern) }
         }
+        #expect(abs(Activation.swish(-1000)) < 1e-30 && Activation.swish(1000) == 1000 && Activation.logistic(-1000) < 1e-37)
         #expect(!Activation.mish.isPiecewiseLinear && !Activation.swish.isPiecewiseLinear && Activation.leaky.isPiecewiseLinear)
     }
 

@@ -44,9 +44,11 @@ extension Detector {
         parameters.frameRate = source.frameRate ?? tracking.frameRate
         var detecting = options
         detecting.confidenceThreshold = Swift.min(options.confidenceThreshold, parameters.lowThreshold)
-        detecting.maximumDetections = nil
+        detecting.maximumDetections = Int.max
+        var reporting = options
+        reporting.maximumDetections = options.maximumDetections ?? model.preferredMaximumDetections ?? Int.max
         return VideoTracks(detections: detections(in: source, options: detecting, policy: policy, realtime: realtime),
-                           reporting: options, parameters: parameters)
+                           reporting: reporting, parameters: parameters)
     }
 }
 
@@ -90,7 +92,7 @@ public struct VideoTracks: AsyncSequence, Sendable {
                 detection.labels.removeAll { $0.confidence <= threshold }
                 return detection
             }
-            if let limit = options.maximumDetections, kept.count > limit { kept.removeSubrange(limit...) }
+            if let limit = options.maximumDetections, limit != Int.max, kept.count > limit { kept.removeSubrange(limit...) }
             return kept
         }
     }

@@ -66,7 +66,7 @@ struct Bench: ParsableCommand, KernelSelecting {
                                       algorithm: ConvolutionAlgorithm(rawValue: algorithm)!, memoryBudget: model.memoryBudgetBytes,
                                       threads: try threadCounts().max() ?? 1)
             let report = BenchReport(
-                machine: .current, model: model.cfg ?? Defaults.cfg, size: "\(network.inputShape.width)x\(network.inputShape.height)",
+                machine: .current, model: model.sourceDescription, size: "\(network.inputShape.width)x\(network.inputShape.height)",
                 algorithm: algorithm, warmup: warmup,
                 results: try threadCounts().map { try measure(network, threads: $0) })
             switch format {

@@ -38,8 +38,8 @@ struct Detect: ParsableCommand, KernelSelecting {
     @Option(help: "Confidence threshold: objectness × class probability must exceed it (default 0.25). yolo track: also where tracks start; it detects down to 0.1 whatever this is, as ByteTrack's second association needs low-score boxes.")
     var conf: Float?
 
-    @Option(help: "IoU above which a less confident box of the same class is suppressed.")
-    var iou: Float = 0.45
+    @Option(help: "IoU above which a less confident box of the same class is suppressed (default: the model's, 0.45 for darknet models, 0.7 for Ultralytics' ONNX exports).")
+    var iou: Float?
 
     @Option(help: "How the image fits the network input: fit (letterbox, pjreddie's darknet), stretch (darknet's resize, AlexeyAB's detector test), fill (stretch resampled like OpenCV's blobFromImage), crop (centre crop). Default: what the model expects (yolo info shows it).")
     var scale: ScaleOption?
@@ -56,7 +56,7 @@ struct Detect: ParsableCommand, KernelSelecting {
     @Flag(help: "Suppress overlapping boxes across classes, not per class.")
     var agnostic = false
 
-    @Option(name: .customLong("max-det"), help: "Keep at most N detections per image.")
+    @Option(name: .customLong("max-det"), help: "Keep at most N detections per image (default: the model's, all for darknet models, 300 for Ultralytics' ONNX exports).")
     var maxDetections: Int?
 
     @Option(help: "Threads per forward pass, this one included (default 0: one per physical core this process may use, within its CPU affinity and cgroup quota).")
@@ -101,7 +101,7 @@ struct Detect: ParsableCommand, KernelSelecting {
         if resume != nil && format == .json { throw ValidationError("--resume writes JSONL (one object per image); leave out --format json") }
         do {
             if let conf { _ = try OptionText.confidence(conf, name: "--conf") }
-            _ = try OptionText.iou(iou, name: "--iou")
+            if let iou { _ = try OptionText.iou(iou, name: "--iou") }
         } catch let error as YOLOError {
             throw ValidationError("\(error)")
         }

@@ -32,8 +32,8 @@ struct Eval: ParsableCommand, KernelSelecting {
     @Option(help: "Confidence threshold for the model's detections (mAP wants a low one).")
     var conf: Float = 0.005
 
-    @Option(help: "IoU above which a less confident box of the same class is suppressed.")
-    var iou: Float = 0.45
+    @Option(help: "IoU above which a less confident box of the same class is suppressed (default: the model's, 0.45 for darknet models, 0.7 for Ultralytics' ONNX exports).")
+    var iou: Float?
 
     @Option(help: "How an image fits the network input: fit (letterbox, pjreddie's darknet), stretch (darknet's resize, AlexeyAB's), fill (OpenCV's stretch), crop (centre crop). Default: what the model expects.")
     var scale: Detect.ScaleOption?
@@ -81,7 +81,7 @@ struct Eval: ParsableCommand, KernelSelecting {
             }
         }
         guard conf >= 0, conf < 1 else { throw ValidationError("--conf must be in [0, 1), got \(conf)") }
-        guard iou > 0, iou <= 1 else { throw ValidationError("--iou must be in (0, 1], got \(iou)") }
+        if let iou, !(iou > 0 && iou <= 1) { throw ValidationError("--iou must be in (0, 1], got \(iou)") }
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
     }
 

@@ -99,6 +99,14 @@ struct ModelOptions: ParsableArguments {
         }
     }
 
+    /// The file `load()` reads (the model file, else the cfg), for reports; a name that does not resolve is
+    /// shown as given (loading it fails with its own error).
+    var sourceDescription: String {
+        let fallback = cfg == nil && weights == nil && names == nil ? Defaults.modelFile : nil
+        if let modelFile { return (try? Defaults.resolve(modelFile)) ?? modelFile }
+        return fallback ?? cfg ?? Defaults.cfg
+    }
+
     /// `--memory-budget` in bytes (default `MemoryBudget.defaultBytes`).
     var memoryBudgetBytes: Int { memoryBudget.flatMap(MemoryBudget.parse) ?? MemoryBudget.defaultBytes }
 

@@ -64,7 +64,7 @@ struct DetectorTests {
         let agnostic = try detector.detect(image, options: options)
         #expect(agnostic.count <= all.count)
         for (i, a) in agnostic.enumerated() {
-            for b in agnostic[(i + 1)...] { #expect(a.box.iou(b.box) <= Double(options.iouThreshold) + 1e-6) }
+            for b in agnostic[(i + 1)...] { #expect(a.box.iou(b.box) <= Double(detector.model.preferredIoUThreshold) + 1e-6) }
         }
     }
 

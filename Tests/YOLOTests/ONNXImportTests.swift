@@ -90,6 +90,37 @@ import YOLOTestSupport
         #expect([UInt8](ModelFile.encode(loaded)) == bytes)
     }
 
+    /// A converted Ultralytics model suppresses at Ultralytics' defaults unless a request says otherwise (IoU 0.7, at
+    /// most 300 detections); darknet models keep darknet's (0.45, no limit). `detect` with default options gives the
+    /// same detections as with those values set, on an image whose candidates overlap (a low threshold on random
+    /// pixels makes hundreds).
+    @Test func suppressionDefaultsFollowTheModel() throws {
+        let model = try Model(onnx: Self.tiny)
+        #expect(model.preferredIoUThreshold == 0.7 && model.preferredMaximumDetections == 300)
+        #expect(model.description.suppressionSettings(DetectionOptions()) == (0.7, 300))
+        var options = DetectionOptions()
+        options.iouThreshold = 0.5
+        options.maximumDetections = Int.max
+        #expect(model.description.suppressionSettings(options) == (0.5, nil))
+        let darknet = try ModelDescription(config: DarknetConfig(text: "[net]\nwidth=32\nheight=32\nchannels=3\n[convolutional]\nfilters=18\nsize=1\nstride=1\nactivation=linear\n[yolo]\nmask=0,1,2\nanchors=1,1, 2,2, 3,3\nclasses=1\nnum=3\n", path: "mini.cfg"))
+        #expect(darknet.suppressionSettings(DetectionOptions()) == (0.45, nil))
+
+        let detector = try Detector(model: model)
+        var random = SeededRandom(seed: 7)
+        let image = Image(width: 64, height: 64, pixels: (0..<64 * 64 * 3).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+        var low = DetectionOptions()
+        low.confidenceThreshold = 0.01
+        var explicit = low
+        explicit.iouThreshold = 0.7
+        explicit.maximumDetections = 300
+        var darknetLike = low
+        darknetLike.iouThreshold = 0.45
+        darknetLike.maximumDetections = Int.max
+        let defaults = try detector.detect(image, options: low)
+        #expect(defaults == (try detector.detect(image, options: explicit)))
+        #expect(defaults != (try detector.detect(image, options: darknetLike)), "the settings must matter on this image")
+    }
+
     /// An unsupported operator fails with one line naming the node and the operator.
     @Test func unsupportedOperatorNamesTheNode() throws {
         #expect {

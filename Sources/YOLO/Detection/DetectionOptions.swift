@@ -58,11 +58,15 @@ public struct DetectionOptions: Sendable, Equatable {
     public var inputSize: InputSize = .model
     /// Objectness × class probability must exceed this (darknet semantics). Default 0.25.
     public var confidenceThreshold: Float = 0.25
-    /// Boxes overlapping a higher-scoring box by more than this IoU are suppressed. Default 0.45.
-    public var iouThreshold: Float = 0.45
+    /// Boxes overlapping a higher-scoring box by more than this IoU are suppressed; nil (the default) uses the
+    /// model's preference (`Model.preferredIoUThreshold`: darknet's 0.45, or 0.7 for Ultralytics' anchor-free
+    /// models converted from ONNX, as Ultralytics' own suppression).
+    public var iouThreshold: Float? = nil
     /// Suppress across classes instead of per class (the default is per class, like darknet).
     public var classAgnostic: Bool = false
-    /// Keep at most this many detections (the most confident); nil keeps all.
+    /// Keep at most this many detections (the most confident); nil (the default) uses the model's preference
+    /// (`Model.preferredMaximumDetections`: all for darknet models, 300 for Ultralytics' anchor-free models).
+    /// `Int.max` keeps all.
     public var maximumDetections: Int? = nil
     /// At most this many candidates per class (the most probable) enter non-maximum suppression; the
     /// rest are dropped. Default 10,000: yolov3-tiny has 2,535 boxes in all at 416×416 and 37,800 at
@@ -83,7 +87,8 @@ public struct DetectionOptions: Sendable, Equatable {
     /// built; a call whose input size needs more fails with `YOLOError.invalidArgument`. Default 4 GiB.
     public var memoryBudget: Int = MemoryBudget.defaultBytes
 
-    /// The defaults: the whole image, scaled the way the model expects, at the model's input size, confidence 0.25, IoU 0.45,
-    /// per-class suppression, every class, boxes clipped to the image, a 4 GiB memory budget.
+    /// The defaults: the whole image, scaled the way the model expects, at the model's input size, confidence 0.25, the
+    /// model's IoU threshold and detection limit, per-class suppression, every class, boxes clipped to the image, a 4 GiB
+    /// memory budget.
     public init() {}
 }

@@ -192,15 +192,16 @@ public final class Detector: Sendable {
             }
         }
         lap(.decode)
+        let suppression = model.description.suppressionSettings(options)
         if options.classAgnostic {
-            NonMaximumSuppression.classAgnostic(&candidates, threshold: options.iouThreshold,
+            NonMaximumSuppression.classAgnostic(&candidates, threshold: suppression.iou,
                                                 maximumCandidates: options.maximumCandidates, kind: model.description.suppression)
         } else {
-            NonMaximumSuppression.perClass(&candidates, threshold: options.iouThreshold,
+            NonMaximumSuppression.perClass(&candidates, threshold: suppression.iou,
                                            maximumCandidates: options.maximumCandidates, kind: model.description.suppression)
         }
         var detections = makeDetections(candidates, clippingBoxes: options.clipsBoxes)
-        if let limit = options.maximumDetections, detections.count > limit {
+        if let limit = suppression.limit, detections.count > limit {
             detections.removeSubrange(limit...)
         }
         lap(.suppress)
@@ -278,8 +279,8 @@ public final class Detector: Sendable {
         guard options.confidenceThreshold >= 0, options.confidenceThreshold < 1 else {
             throw YOLOError.invalidArgument("confidence threshold must be in [0, 1), got \(options.confidenceThreshold)")
         }
-        guard options.iouThreshold > 0, options.iouThreshold <= 1 else {
-            throw YOLOError.invalidArgument("IoU threshold must be in (0, 1], got \(options.iouThreshold)")
+        if let iou = options.iouThreshold, !(iou > 0 && iou <= 1) {
+            throw YOLOError.invalidArgument("IoU threshold must be in (0, 1], got \(iou)")
         }
         if let limit = options.maximumDetections, limit < 1 {
             throw YOLOError.invalidArgument("maximum detections must be at least 1, got \(limit)")

@@ -67,6 +67,14 @@ public struct Model: Sendable {
         set { description.preferredResampling = newValue }
     }
 
+    /// The IoU threshold a request gets when `DetectionOptions.iouThreshold` is nil: 0.45 as darknet, or 0.7 for
+    /// Ultralytics' anchor-free models converted from ONNX, as Ultralytics' own suppression.
+    public var preferredIoUThreshold: Float { description.preferredIoUThreshold }
+
+    /// The detection limit a request gets when `DetectionOptions.maximumDetections` is nil: none (nil) for darknet
+    /// models, 300 for Ultralytics' anchor-free models, as Ultralytics' own suppression.
+    public var preferredMaximumDetections: Int? { description.preferredMaximumDetections }
+
     public var inputWidth: Int { description.inputShape.width }
     /// The input height, in pixels, the model's cfg names (416 for yolov3-tiny).
     public var inputHeight: Int { description.inputShape.height }

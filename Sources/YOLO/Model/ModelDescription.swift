@@ -31,6 +31,23 @@
         (options.scaling ?? preferredScaling, options.resampling ?? preferredResampling)
     }
 
+    /// Whether the model's heads are anchor-free (Ultralytics' distribution-focal heads, from ONNX exports).
+    public var isAnchorFree: Bool { heads.contains { $0.spec.distributionBins > 0 } }
+
+    /// The suppression IoU threshold a request that does not set one gets: Ultralytics' 0.7 for its anchor-free
+    /// models, darknet's 0.45 otherwise.
+    public var preferredIoUThreshold: Float { isAnchorFree ? 0.7 : 0.45 }
+
+    /// The detection limit a request that does not set one gets: Ultralytics' 300 for its anchor-free models, none
+    /// (nil) otherwise.
+    public var preferredMaximumDetections: Int? { isAnchorFree ? 300 : nil }
+
+    /// The IoU threshold and detection limit (nil: none) for `options`: its own, or the model's preferences.
+    public func suppressionSettings(_ options: DetectionOptions) -> (iou: Float, limit: Int?) {
+        let limit = options.maximumDetections ?? preferredMaximumDetections
+        return (options.iouThreshold ?? preferredIoUThreshold, limit == Int.max ? nil : limit)
+    }
+
     /// The scaling a darknet model expects. `[net] letter_box` decides when the cfg sets it (1: letterbox,
     /// 0: stretch). Otherwise the model's darknet does: AlexeyAB's `detector test` stretches the image
     /// (`resize_image` to the input size), pjreddie's `detect` letterboxes it. A cfg is taken to be

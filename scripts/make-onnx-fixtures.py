@@ -27,6 +27,7 @@ yolo11-detections.json, made as the YOLOv8 ones.
 Fuzz/Corpus/fuzz-onnx/yolov8-mini.onnx: the fuzz seed, every mapped operator once with 1x1 convolutions (4 KB).
 Fuzz/Corpus/fuzz-onnx/yolo11-mini.onnx: the YOLO11 fuzz seed: C3k2 with C3k, C2PSA, a one-scale YOLO11 head.
 unsupported-leaky.onnx: a one-scale head whose first convolution is followed by LeakyRelu (not supported).
+unsupported-attention.onnx: a C2PSA with attn_ratio 0.25 (key_dim = head_dim / 4; not supported).
 """
 import json
 import os
@@ -109,10 +110,10 @@ class Graph:
             parts.append(self.c3k(parts[-1], c, shortcut=shortcut) if c3k else self.bottleneck(parts[-1], c, shortcut=shortcut))
         return self.conv(self.node("Concat", parts, axis=1), (2 + n) * c, cout)
 
-    def attention(self, x, c, heads, side):
+    def attention(self, x, c, heads, side, ratio=0.5):
         """Ultralytics' Attention(c, num_heads=heads, attn_ratio=0.5) as torch.onnx exports it (static shapes)."""
         hd = c // heads
-        kd = hd // 2
+        kd = int(hd * ratio)
         hw = side * side
         qkv = self.conv(x, c, c + 2 * kd * heads, act=False)
         qkv = self.node("Reshape", [qkv, self.const(np.array([1, heads, 2 * kd + hd, hw], np.int64), "shape")])
@@ -125,12 +126,12 @@ class Graph:
         pe = self.conv(self.node("Reshape", [v, self.const(chw, "shape")]), c, c, 3, act=False, g=c)
         return self.conv(self.node("Add", [out, pe]), c, c, act=False)
 
-    def c2psa(self, x, c1, heads, side, n=1):
+    def c2psa(self, x, c1, heads, side, n=1, ratio=0.5):
         """C2PSA(c1, c1, n): cv1, Split, n PSABlocks (x + attn(x), x + ffn(x)), Concat, cv2."""
         c = c1 // 2
         a, b = self.node("Split", [self.conv(x, c1, 2 * c), self.const(np.array([c, c], np.int64), "split")], outputs=2, axis=1)
         for _ in range(n):
-            b = self.node("Add", [b, self.attention(b, c, heads, side)])
+            b = self.node("Add", [b, self.attention(b, c, heads, side, ratio)])
             b = self.node("Add", [b, self.conv(self.conv(b, c, 2 * c), 2 * c, c, act=False)])
         return self.conv(self.node("Concat", [a, b], axis=1), 2 * c, c1)
 
@@ -260,6 +261,17 @@ def mini_yolo11():
     return g.model(size, nc, n, "{0: 'thing'}")
 
 
+def unsupported_attention():
+    """mini_yolo11 with attn_ratio 0.25 (key_dim = head_dim / 4): not supported, the error names the Split."""
+    g, size, nc = Graph(np.random.default_rng(13)), 32, 1
+    x = g.conv("images", 3, 16, 3, 2)                     # 16
+    x = g.conv(x, 16, 16, 3, 2)                           # 8
+    x = g.conv(x, 16, 16, 3, 2)                           # 4
+    x = g.c2psa(x, 16, heads=2, side=4, ratio=0.25)
+    n = g.head([x], [16], [8], size, nc, c3=16)
+    return g.model(size, nc, n, "{0: 'thing'}")
+
+
 def unsupported():
     g, size, nc = Graph(), 32, 2
     x = g.conv("images", 3, 8, 3, 2, act=False)
@@ -311,6 +323,7 @@ def main():
     model, size = tiny_v8()
     onnx.save(model, os.path.join(OUT, "yolov8-tiny-random.onnx"))
     onnx.save(unsupported(), os.path.join(OUT, "unsupported-leaky.onnx"))
+    onnx.save(unsupported_attention(), os.path.join(OUT, "unsupported-attention.onnx"))
     onnx.save(mini(), os.path.join(OUT, "..", "..", "..", "..", "Fuzz", "Corpus", "fuzz-onnx", "yolov8-mini.onnx"))
     reference(model, size, "")
     model11, size11 = tiny_yolo11()

@@ -177,6 +177,16 @@ import YOLOTestSupport
         }
     }
 
+    /// An attention outside the supported pattern (attn_ratio 0.25) fails with one line naming the Split and why.
+    @Test func unsupportedAttentionNamesTheNode() throws {
+        #expect {
+            try Model(onnx: Self.folder + "/unsupported-attention.onnx")
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("(Split): C2PSA attention: key_dim 1 with head_dim 4") && !text.contains("\n")
+        }
+    }
+
     /// A weight beyond what every model-file loader accepts (fuzz-onnx found one converted into a file that did not
     /// load back): the conversion fails with one line naming the node and the value.
     @Test func hugeWeightsNameTheNode() throws {

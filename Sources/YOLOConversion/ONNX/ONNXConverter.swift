@@ -2,7 +2,7 @@ import Foundation
 @_spi(Engine) import YOLO
 
 extension Model {
-    /// A model converted from an Ultralytics-exported YOLOv8 detector in ONNX format (float32 weights; the
+    /// A model converted from an Ultralytics-exported YOLOv8 or YOLO11 detector in ONNX format (float32 weights; the
     /// supported graphs are in docs/ONNX.md). Class names: `names` (a file, one per line) when given, else the
     /// file's `names` metadata, else none.
     ///
@@ -13,11 +13,12 @@ extension Model {
     }
 }
 
-/// Maps an Ultralytics-exported YOLOv8 detector (ONNX) onto SwiftYOLO's layers.
+/// Maps an Ultralytics-exported YOLOv8 or YOLO11 detector (ONNX) onto SwiftYOLO's layers.
 ///
 /// The feature network: Conv (with its SiLU written as `Sigmoid` and `Mul`, fused into the convolution as
-/// `swish`), Split along channels into equal parts (routes with groups), Concat along channels (routes), Add
-/// (shortcuts), MaxPool (symmetric padding) and nearest Resize ×2 (upsample). The detection head is found as
+/// `swish`; with `group` > 1 a grouped convolution), Split along channels into equal parts (routes with groups),
+/// Concat along channels (routes), Add (shortcuts), MaxPool (symmetric padding), nearest Resize ×2 (upsample), and
+/// C2PSA's attention (`ONNXAttention.swift`: an attention layer and a route to its values). The detection head is found as
 /// the channel Concats of a box branch (4 × bins channels) and a class branch that feed the exported decode
 /// chain (Reshape, Softmax, the DFL convolution, anchor arithmetic); each becomes an anchor-free head layer
 /// (`YOLOSpec.distributionBins`), decoded natively, and the chain itself is not run. Anything else fails with

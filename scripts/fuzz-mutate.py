@@ -72,7 +72,7 @@ WHAT IT DOES
              mutations, PNG bit depth / colour type / interlace / chunk
              mutations with valid CRCs, recompressed IDAT with bad filter bytes.
              Every 4th run adds --save out, every 5th --full-decode.
-    onnx     ONNX protobuf (the 5 KB fuzz seed and the unit tests' YOLOv8 graph):
+    onnx     ONNX protobuf (the 5 KB fuzz seed, the unit tests' YOLOv8 graph and the 40 KB YOLO11 seed):
              byte mutations, length prefixes set to edge values or replaced by
              10-byte varints, operator/attribute/metadata names changed.  Runs
              `yolo convert --onnx FILE -o out.yolo`.
@@ -160,7 +160,8 @@ COFFEE = os.path.join(REPO, "Samples/coffee.png")
 SAMPLES = [os.path.join(REPO, "Samples", n) for n in ("astronaut.png", "camera.png", "chelsea.png", "coffee.png")]
 IMAGE_FIXTURES = os.path.join(REPO, "Tests/YOLOTests/Fixtures/Image")
 EVAL_FIXTURES = os.path.join(REPO, "Tests/YOLOTests/Fixtures/eval")
-ONNX_SEEDS = [os.path.join(REPO, "Fuzz/Corpus/fuzz-onnx/yolov8-mini.onnx"), os.path.join(REPO, "Tests/YOLOTests/Fixtures/onnx/yolov8-tiny-random.onnx")]
+ONNX_SEEDS = [os.path.join(REPO, "Fuzz/Corpus/fuzz-onnx/yolov8-mini.onnx"), os.path.join(REPO, "Tests/YOLOTests/Fixtures/onnx/yolov8-tiny-random.onnx"),
+              os.path.join(REPO, "Fuzz/Corpus/fuzz-onnx/yolo11-mini.onnx")]
 
 BIG_INPUT = 4 << 20          # inputs above this size are saved only a few times per signature
 BIG_INPUT_SAVES = 3

@@ -62,6 +62,7 @@ extension ModelConverter {
                                progress: (String) -> Void = { _ in }) throws -> Model {
         guard settings.type != nil, !inputs.isEmpty else { return try convert(model, settings: settings, progress: progress) }
         let quantized = Set(model.convolutions.keys).subtracting(try floatLayers(settings.keepFloat, in: model.description))
+            .subtracting(model.description.groupedConvolutions)
         let grams = try InputGram.collect(model: model, inputs: inputs, layers: quantized)
         progress("input statistics of \(grams.count) layers from \(inputs.count) calibration inputs")
         var converted = try convert(model, settings: settings, grams: grams, progress: progress)

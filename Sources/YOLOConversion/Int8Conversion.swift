@@ -96,7 +96,8 @@ extension ModelConverter {
         }
         let description = model.description
         let geometry = try description.geometry(width: description.inputShape.width, height: description.inputShape.height)
-        let convolutions = model.convolutions.keys.sorted()
+        // Grouped convolutions stay float32 (no int8 kernel runs them).
+        let convolutions = model.convolutions.keys.sorted().filter { !description.groupedConvolutions.contains($0) }
         for index in convolutions where !model.convolutions[index]!.weights.buffer.allSatisfy(\.isFinite) {
             throw YOLOError.invalidArgument("layer \(index) holds a non-finite weight; it cannot be quantized (keep it float: --keep-float \(index))")
         }

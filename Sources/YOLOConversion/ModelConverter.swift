@@ -152,7 +152,8 @@ public enum ModelConverter {
         var result = model
         let eightBit = Set(try floatLayers(settings.eightBit, in: model.description))
         let sixBit = Set(try floatLayers(settings.sixBit, in: model.description))
-        for index in model.convolutions.keys.sorted() where !kept.contains(index) {
+        let grouped = model.description.groupedConvolutions
+        for index in model.convolutions.keys.sorted() where !kept.contains(index) && !grouped.contains(index) {
             let layerType = sixBit.contains(index) ? LUTType.lut6 : eightBit.contains(index) ? LUTType.lut8 : type
             let quantizer = LUTQuantizer(type: layerType, granularity: settings.granularity, method: settings.method,
                                          refinement: LUTRefinement(maxRounds: settings.refineRounds))

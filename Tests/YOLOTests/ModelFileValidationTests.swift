@@ -41,7 +41,7 @@ import Testing
     @Test func descriptionFields() {
         expectError("input size 0x32 is outside 1...8192") { put(Int32(0), at: 72, in: &$0) }
         expectError("layer count is 4294967295, but only") { put(UInt32.max, at: 76, in: &$0) }
-        expectError("unknown layer kind 9") { $0[80] = 9 }
+        expectError("unknown layer kind 10") { $0[80] = 10 }  // 9 is the attention (1.6)
         expectError("filters 2147483647 is outside 1...65536") { put(Int32.max, at: 85, in: &$0) }
         expectError("unknown activation code 7") { $0[85 + 17] = 7 }
         // Layer 0's size (3) → 30: the weights no longer fit the shapes or the blobs.

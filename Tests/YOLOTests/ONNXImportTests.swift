@@ -35,14 +35,20 @@ import YOLOTestSupport
     /// Ultralytics' defaults give onnxruntime's output0 as Ultralytics' NMS reduces it: same classes and order,
     /// boxes within 0.01 px, confidences within 1e-5.
     @Test func detectionsMatchOnnxruntime() throws {
-        let model = try Model(onnx: Self.tiny)
+        try Self.checkDetections(Self.tiny, prefix: "", boxTolerance: 0.01, confidenceTolerance: 1e-5)
+    }
+
+    /// The converted model's detections on the fixture's input against `{prefix}detections.json`.
+    static func checkDetections(_ path: String, prefix: String, boxTolerance: Double, confidenceTolerance: Float) throws {
+        let model = try Model(onnx: path)
         let network = try Network(model: model)
-        let input = try Tensor.readNumPy(Self.folder + "/input.npy")
+        let input = try Tensor.readNumPy(Self.folder + "/\(prefix)input.npy")
         let heads = try network.forward(Tensor(shape: network.inputShape, values: input.values))
+        let side = network.inputShape.width
         var candidates = Candidates(classes: model.classCount)
         for (head, raw) in zip(network.heads, heads) {
             raw.values.withUnsafeBufferPointer {
-                AnchorDecoding.decode($0, head: head, networkWidth: 64, networkHeight: 64, threshold: 0.25, into: &candidates)
+                AnchorDecoding.decode($0, head: head, networkWidth: side, networkHeight: side, threshold: 0.25, into: &candidates)
             }
         }
         NonMaximumSuppression.perClass(&candidates, threshold: 0.7)
@@ -53,21 +59,46 @@ import YOLOTestSupport
             }
         }
         found.sort { $0.p > $1.p }
-        let data = try #require(FileManager.default.contents(atPath: Self.folder + "/detections.json"))
+        let data = try #require(FileManager.default.contents(atPath: Self.folder + "/\(prefix)detections.json"))
         let reference = try JSONDecoder().decode([Reference].self, from: data)
         #expect(reference.count > 3, "the fixture should hold several detections")
         try #require(found.count == reference.count, "\(found.count) detections, onnxruntime \(reference.count)")
+        var (worstBox, worstConfidence) = (0.0, Float(0))
         for (mine, theirs) in zip(found, reference) {
             #expect(mine.k == theirs.classIndex)
-            #expect(abs(mine.p - theirs.confidence) < 1e-5)
-            let corners = [mine.box.minX, mine.box.minY, mine.box.maxX, mine.box.maxY].map { $0 * 64 }
+            #expect(abs(mine.p - theirs.confidence) < confidenceTolerance)
+            let corners = [mine.box.minX, mine.box.minY, mine.box.maxX, mine.box.maxY].map { $0 * Double(side) }
             let worst = zip(corners, theirs.box).map { abs($0 - $1) }.max()!
-            #expect(worst < 0.01, "box \(corners) vs \(theirs.box)")
+            #expect(worst < boxTolerance, "box \(corners) vs \(theirs.box)")
+            (worstBox, worstConfidence) = (max(worstBox, worst), max(worstConfidence, abs(mine.p - theirs.confidence)))
+        }
+        print("\(path): \(found.count) detections, largest box difference \(worstBox) px, confidence \(worstConfidence)")
+    }
+
+    static let yolo11 = folder + "/yolo11-tiny-random.onnx"
+
+    /// YOLO11: the raw heads (C3k2, SPPF, C2PSA's attention, the depthwise class branch) match onnxruntime's.
+    @Test func yolo11HeadsMatchOnnxruntime() throws {
+        let network = try Network(model: try Model(onnx: Self.yolo11))
+        let input = try Tensor.readNumPy(Self.folder + "/yolo11-input.npy")
+        let heads = try network.forward(Tensor(shape: network.inputShape, values: input.values))
+        #expect(heads.count == 3)
+        for (k, head) in heads.enumerated() {
+            let reference = try Tensor.readNumPy(Self.folder + "/yolo11-head\(k).npy")
+            try #require(head.values.count == reference.values.count)
+            let worst = zip(head.values, reference.values).map { abs($0 - $1) }.max() ?? .infinity
+            print("yolo11 head \(k): max difference \(worst)")
+            #expect(worst < 1e-4, "head \(k): max difference \(worst)")
         }
     }
 
+    /// YOLO11's detections equal onnxruntime's as Ultralytics' NMS reduces them.
+    @Test func yolo11DetectionsMatchOnnxruntime() throws {
+        try Self.checkDetections(Self.yolo11, prefix: "yolo11-", boxTolerance: 0.01, confidenceTolerance: 1e-5)
+    }
+
     /// The mapping: SiLU fused into the convolutions, the head anchor-free with the DFL's 16 bins, class names
-    /// from the metadata, Ultralytics' letterbox as the preferred scaling; and a model file round trip (1.5).
+    /// from the metadata, Ultralytics' letterbox as the preferred scaling; and a model file round trip.
     @Test func mappingAndModelFileRoundTrip() throws {
         let model = try Model(onnx: Self.tiny)
         #expect(model.labels == ["cat", "dog", "it's"])
@@ -82,7 +113,7 @@ import YOLOTestSupport
         #expect(activations.filter { $0 == .swish }.count == activations.count - 4, "all but the four head outputs are SiLU")
         #expect(model.inputSizeDivisor == 16, "the deepest map is 1/16 of the input; the PAN's second downsampling counts once")
         let bytes = [UInt8](ModelFile.encode(model))
-        #expect(bytes[10] == 5)
+        #expect(bytes[10] == 6, "the writer writes the current version; a file without 1.6's layer kinds reads in 1.5 readers")
         let loaded = try Model(modelFileData: Data(bytes), path: "t.yolo")
         #expect(loaded.description.heads.map(\.spec) == heads.map(\.spec))
         #expect(loaded.description.letterboxFill == model.description.letterboxFill)
@@ -121,6 +152,52 @@ import YOLOTestSupport
         #expect(defaults != (try detector.detect(image, options: darknetLike)), "the settings must matter on this image")
     }
 
+    /// YOLO11's mapping: the depthwise convolutions (two per class branch, C2PSA's pe) keep their groups and
+    /// are planned as grouped; C2PSA becomes one attention layer (2 heads, key 4, value 8 channels, scale
+    /// 4^-0.5); the model file (1.6) round-trips bytes and outputs; lut8 and int8 conversions keep the grouped
+    /// layers float32 and still run.
+    @Test func yolo11MappingAndModelFile() throws {
+        let model = try Model(onnx: Self.yolo11)
+        let grouped = model.description.layers.compactMap { layer -> ConvolutionSpec? in
+            if case .convolution(let s) = layer, s.isGrouped { return s }
+            return nil
+        }
+        #expect(grouped.count == 7 && grouped.allSatisfy { $0.size == 3 && $0.filters == $0.groups })
+        let attentions = model.description.layers.compactMap { layer -> AttentionSpec? in
+            if case .attention(let s) = layer { return s }
+            return nil
+        }
+        #expect(attentions.map(\.heads) == [2] && attentions.map(\.keyChannels) == [4] && attentions.map(\.valueChannels) == [8])
+        #expect(attentions.first?.scale == Float(0.5))
+        let network = try Network(model: model)
+        for index in model.description.groupedConvolutions {
+            #expect(network.plan.convolutions[index]?.algorithm == .grouped)
+            #expect(network.layers[index] is GroupedConvolution)
+        }
+        let bytes = [UInt8](ModelFile.encode(model))
+        #expect(bytes[10] == 6)
+        let loaded = try Model(modelFileData: Data(bytes), path: "t.yolo")
+        #expect([UInt8](ModelFile.encode(loaded)) == bytes)
+        let input = try Tensor.readNumPy(Self.folder + "/yolo11-input.npy")
+        let blob = Tensor(shape: network.inputShape, values: input.values)
+        let direct = try network.forward(blob)
+        #expect(try Network(model: loaded).forward(blob).map(\.values) == direct.map(\.values))
+        // Quantized: every plain convolution gets codes, the grouped ones stay float32.
+        let lut = try ModelConverter.convert(model, settings: ConversionSettings(type: .lut8))
+        #expect(Set(lut.quantizedConvolutions.keys).isDisjoint(with: model.description.groupedConvolutions))
+        #expect(model.description.groupedConvolutions.isSubset(of: Set(lut.convolutions.keys)))
+        #expect(lut.quantizedConvolutions.count >= model.convolutions.count - grouped.count - 1, "all but the grouped (and the kept first)")
+        let lutLoaded = try Model(modelFileData: ModelFile.encode(lut), path: "lut.yolo", residency: .codes)
+        let lutHeads = try Network(model: lutLoaded).forward(blob)
+        #expect(lutHeads.count == 3 && lutHeads.allSatisfy { $0.values.allSatisfy(\.isFinite) })
+        let (int8, _) = try ModelConverter.convertInt8(model, settings: Int8ConversionSettings(), calibration: [blob])
+        #expect(Set(int8.int8Convolutions.keys).isDisjoint(with: model.description.groupedConvolutions))
+        #expect(!int8.int8Convolutions.isEmpty)
+        let int8Loaded = try Model(modelFileData: ModelFile.encode(int8), path: "int8.yolo")
+        let int8Heads = try Network(model: int8Loaded).forward(blob)
+        #expect(int8Heads.count == 3 && int8Heads.allSatisfy { $0.values.allSatisfy(\.isFinite) })
+    }
+
     /// An unsupported operator fails with one line naming the node and the operator.
     @Test func unsupportedOperatorNamesTheNode() throws {
         #expect {
@@ -128,6 +205,16 @@ import YOLOTestSupport
         } throws: { error in
             let text = "\(error)"
             return text.contains("node 'stem_leaky' (LeakyRelu)") && text.contains("not supported") && !text.contains("\n")
+        }
+    }
+
+    /// An attention outside the supported pattern (attn_ratio 0.25) fails with one line naming the Split and why.
+    @Test func unsupportedAttentionNamesTheNode() throws {
+        #expect {
+            try Model(onnx: Self.folder + "/unsupported-attention.onnx")
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("(Split): C2PSA attention: key_dim 1 with head_dim 4") && !text.contains("\n")
         }
     }
 

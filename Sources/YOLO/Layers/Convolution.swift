@@ -136,7 +136,7 @@ import Foundation
             forwardRowBlocked(io, bandRows: rows)
         case .gemm(let split):
             if io.threads > 1 { forwardThreaded(io, split: split) } else { forwardGEMM(io) }
-        case .int8Direct:  // only int8 plans have it; a float layer given one runs the plain product
+        case .int8Direct, .grouped:  // int8 and grouped plans are run by their own layers; here the plain product
             forwardGEMM(io)
         }
     }

@@ -28,10 +28,10 @@ import Foundation
             var row = LayerSummary(type: "", inputShape: g.inputShapes[0], outputShape: g.outputShape)
             switch spec {
             case .convolution(let s):
-                let patch = g.inputShapes[0].channels * s.size * s.size
+                let patch = g.inputShapes[0].channels / s.groups * s.size * s.size
                 row.type = "conv"
                 row.filters = "\(s.filters)"
-                row.detail = "\(s.size) x \(s.size) / \(s.stride)"
+                row.detail = "\(s.size) x \(s.size) / \(s.stride)" + (s.isGrouped ? " g\(s.groups)" : "")
                 row.flops = 2 * Double(s.filters * patch * g.outputShape.planeCount)
                 row.parameters = s.filters * patch + s.filters
             case .maxPool(let s):
@@ -48,6 +48,12 @@ import Foundation
                 row.type = "shortcut"
                 row.detail = "\(s.from)"
                 row.flops = Double(g.outputShape.count)
+            case .attention(let s):
+                row.type = "attn"
+                row.detail = "\(s.heads) heads"
+                // Per head: the N × N scores (keyChannels multiply-adds each), their softmax, the values' sums.
+                let n = Double(g.outputShape.planeCount)
+                row.flops = Double(s.heads) * n * n * Double(2 * s.keyChannels + 2 * s.valueChannels + 3)
             case .yolo(let s) where s.isAnchorFree:
                 row.type = "detect"
                 row.detail = "\(s.classes) classes, \(s.distributionBins) bins"

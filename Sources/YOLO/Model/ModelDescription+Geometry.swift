@@ -45,7 +45,7 @@ extension ModelDescription {
             case .upsample(let s): strides.append(max(1, previous / max(s.stride, 1)))
             case .route(let s): strides.append(s.layers.map(stride(of:)).max() ?? previous)
             case .shortcut(let s): strides.append(max(previous, stride(of: s.from)))
-            case .yolo: strides.append(previous)
+            case .yolo, .attention: strides.append(previous)
             }
         }
         return strides.max() ?? 1

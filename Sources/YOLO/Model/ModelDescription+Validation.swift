@@ -62,6 +62,19 @@ extension ModelDescription {
                 try check(s.size, "size", 1...limits.maximumKernel)
                 try check(s.stride, "stride", 1...limits.maximumStride)
                 try check(s.padding, "padding", 0...s.size - 1, " (every window must overlap the input)")
+                try check(s.groups, "groups", 1...s.filters)
+                guard s.filters % s.groups == 0 else {
+                    throw DescriptionProblem(layer: index, line: s.line,
+                                             message: "layer \(index) [\(layer.sectionName)]: \(s.filters) filters cannot be split into \(s.groups) groups")
+                }
+            case .attention(let s):
+                try check(s.heads, "heads", 1...limits.maximumChannels)
+                try check(s.keyChannels, "key channels", 1...limits.maximumChannels)
+                try check(s.valueChannels, "value channels", 1...limits.maximumChannels)
+                try check(s.inputChannels, "input channels", 1...limits.maximumChannels)
+                guard s.scale.isFinite, s.scale > 0 else {
+                    throw DescriptionProblem(layer: index, line: s.line, message: "layer \(index) [attention]: scale \(s.scale) is not a positive finite number")
+                }
             case .maxPool(let s):
                 try check(s.size, "size", 1...limits.maximumKernel)
                 try check(s.stride, "stride", 1...limits.maximumStride)
@@ -138,7 +151,15 @@ extension ModelDescription {
                 guard input.height + 2 * s.padding >= s.size, input.width + 2 * s.padding >= s.size else {
                     throw fail("the \(s.size)x\(s.size) kernel is larger than the padded input \(input)")
                 }
+                guard input.channels % s.groups == 0 else {
+                    throw fail("\(input.channels) input channels cannot be split into \(s.groups) groups")
+                }
                 output = Convolution.outputShape(input: input, filters: s.filters, size: s.size, stride: s.stride, padding: s.padding)
+            case .attention(let s):
+                guard input.channels == s.inputChannels else {
+                    throw fail("expects \(s.inputChannels) input channels (\(s.heads) heads × (2 × \(s.keyChannels) + \(s.valueChannels))), but layer \(previous) gives \(input.channels)")
+                }
+                output = Shape(channels: s.outputChannels, height: input.height, width: input.width)
             case .maxPool(let s):
                 guard input.height + s.padding >= s.size, input.width + s.padding >= s.size else {
                     throw fail("the \(s.size)x\(s.size) window is larger than the padded input \(input)")

@@ -74,6 +74,12 @@
         }
     }
 
+    /// The convolutions with channel groups: they stay float32 (the quantizers skip them, the model file
+    /// rejects other storage for them).
+    public var groupedConvolutions: Set<Int> {
+        Set(layers.indices.filter { if case .convolution(let s) = layers[$0] { return s.isGrouped } else { return false } })
+    }
+
     /// Number of classes of the model (of its first head), or 0 when it has none.
     public var classCount: Int { heads.first?.spec.classes ?? 0 }
 }
@@ -86,6 +92,8 @@
     case route(RouteSpec)
     case shortcut(ShortcutSpec)
     case yolo(YOLOSpec)
+    /// C2PSA's multi-head attention (models converted from ONNX; model format 1.6).
+    case attention(AttentionSpec)
 
     public var line: Int {
         switch self {
@@ -95,6 +103,7 @@
         case .route(let s): return s.line
         case .shortcut(let s): return s.line
         case .yolo(let s): return s.line
+        case .attention(let s): return s.line
         }
     }
 
@@ -107,6 +116,7 @@
         case .route: return "route"
         case .shortcut: return "shortcut"
         case .yolo(let s): return s.isAnchorFree ? "detect" : "yolo"
+        case .attention: return "attention"
         }
     }
 }
@@ -120,11 +130,44 @@
     public var batchNormalize: Bool
     public var activation: Activation
     public var line: Int
+    /// Channel groups (ONNX `Conv` `group`): filter `f` reads only the input channels of its group
+    /// `f / (filters / groups)`, so its weights are `[filters][inChannels / groups][size][size]`. 1: a plain
+    /// convolution; the input's channel count (with as many filters, or a multiple): depthwise.
+    public var groups: Int = 1
 
-    public init(filters: Int, size: Int, stride: Int, padding: Int, batchNormalize: Bool, activation: Activation, line: Int) {
+    public init(filters: Int, size: Int, stride: Int, padding: Int, batchNormalize: Bool, activation: Activation, line: Int,
+                groups: Int = 1) {
         (self.filters, self.size, self.stride, self.padding) = (filters, size, stride, padding)
-        (self.batchNormalize, self.activation, self.line) = (batchNormalize, activation, line)
+        (self.batchNormalize, self.activation, self.line, self.groups) = (batchNormalize, activation, line, groups)
     }
+
+    /// Whether the filters are split into channel groups (`groups` > 1).
+    public var isGrouped: Bool { groups > 1 }
+}
+
+/// The attention of Ultralytics' C2PSA block (`Attention` in its PSABlock) after its qkv convolution, on one
+/// `C × H × W` map (N = H·W positions). Its input holds, channel by channel, every head's queries (`heads ×
+/// keyChannels`), then every head's keys (the same), then every head's values (`heads × valueChannels`), head
+/// by head; per head `h` it computes `A = softmax_j(scale · Σ_c q[c, i] k[c, j])` (an N × N map, softmax over
+/// `j`) and writes `out[d, i] = Σ_j v[d, j] · A[i, j]`: `heads × valueChannels` output channels, head-major.
+@_spi(Engine) public struct AttentionSpec: Sendable, Equatable {
+    public var heads: Int
+    /// Query and key channels per head (`key_dim`).
+    public var keyChannels: Int
+    /// Value (and output) channels per head (`head_dim`).
+    public var valueChannels: Int
+    /// The factor of the query-key products before the softmax (`key_dim^-0.5`).
+    public var scale: Float
+    public var line: Int
+
+    public init(heads: Int, keyChannels: Int, valueChannels: Int, scale: Float, line: Int) {
+        (self.heads, self.keyChannels, self.valueChannels, self.scale, self.line) = (heads, keyChannels, valueChannels, scale, line)
+    }
+
+    /// Input channels: queries, keys and values of every head.
+    public var inputChannels: Int { heads * (2 * keyChannels + valueChannels) }
+    /// Output channels: every head's values.
+    public var outputChannels: Int { heads * valueChannels }
 }
 
 @_spi(Engine) public struct MaxPoolSpec: Sendable, Equatable {

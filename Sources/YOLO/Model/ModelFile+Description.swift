@@ -7,7 +7,11 @@ enum ModelFileCodes {
                /// A yolo head with `new_coords=1` (1.2): the same fields as `yolo`.
                yoloNewCoords: UInt8 = 6,
                /// An anchor-free distribution head (1.5): classes, then bins per side.
-               anchorFree: UInt8 = 7
+               anchorFree: UInt8 = 7,
+               /// A convolution with channel groups (1.6): the fields of `convolution`, then groups.
+               groupedConvolution: UInt8 = 8,
+               /// C2PSA's attention (1.6): heads, key channels, value channels (per head), scale.
+               attention: UInt8 = 9
 
     static func code(_ activation: Activation) -> UInt8 {
         switch activation {
@@ -57,9 +61,13 @@ extension ByteWriter {
         for layer in description.layers {
             switch layer {
             case .convolution(let s):
-                u8(ModelFileCodes.convolution); i32(s.line)
+                u8(s.isGrouped ? ModelFileCodes.groupedConvolution : ModelFileCodes.convolution); i32(s.line)
                 i32(s.filters); i32(s.size); i32(s.stride); i32(s.padding)
                 u8(s.batchNormalize ? 1 : 0); u8(ModelFileCodes.code(s.activation))
+                if s.isGrouped { i32(s.groups) }
+            case .attention(let s):
+                u8(ModelFileCodes.attention); i32(s.line)
+                i32(s.heads); i32(s.keyChannels); i32(s.valueChannels); f32(s.scale)
             case .maxPool(let s):
                 u8(ModelFileCodes.maxPool); i32(s.line)
                 i32(s.size); i32(s.stride); i32(s.padding)
@@ -122,12 +130,19 @@ extension ByteReader {
         let kind = try u8("layer kind")
         let line = try i32("cfg line")
         switch kind {
-        case ModelFileCodes.convolution:
+        case ModelFileCodes.convolution, ModelFileCodes.groupedConvolution:
             let filters = try i32("filters"), size = try i32("size"), stride = try i32("stride"), padding = try i32("padding")
             let batchNormalize = try u8("batch_normalize")
             guard batchNormalize <= 1 else { throw failure("batch_normalize flag is \(batchNormalize), not 0 or 1") }
+            let activation = try activation()
+            // Kind 8 always has more than one group (kind 0 is the one-group convolution).
+            let groups = kind == ModelFileCodes.groupedConvolution ? try i32("groups") : 1
+            guard kind == ModelFileCodes.convolution || groups > 1 else { throw failure("a grouped convolution of \(groups) groups") }
             return .convolution(ConvolutionSpec(filters: filters, size: size, stride: stride, padding: padding,
-                                                batchNormalize: batchNormalize == 1, activation: try activation(), line: line))
+                                                batchNormalize: batchNormalize == 1, activation: activation, line: line, groups: groups))
+        case ModelFileCodes.attention:
+            return .attention(AttentionSpec(heads: try i32("heads"), keyChannels: try i32("key channels"),
+                                            valueChannels: try i32("value channels"), scale: try f32("scale"), line: line))
         case ModelFileCodes.maxPool:
             return .maxPool(MaxPoolSpec(size: try i32("size"), stride: try i32("stride"), padding: try i32("padding"), line: line))
         case ModelFileCodes.upsample:

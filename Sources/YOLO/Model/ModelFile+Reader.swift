@@ -108,11 +108,15 @@ extension ModelFile {
         for index in convolutions {
             guard case .convolution(let spec) = description.layers[index] else { continue }
             reader.context = "tensor of layer \(index)"
-            let inChannels = geometry[index].inputShapes[0].channels
+            // A grouped convolution's filter reads its group's channels only (the validator checked the division).
+            let inChannels = geometry[index].inputShapes[0].channels / spec.groups
             let (patch, o1) = inChannels.multipliedReportingOverflow(by: spec.size * spec.size)
             guard !o1, patch <= size * 8 else { throw reader.failure("\(inChannels)x\(spec.size)x\(spec.size) weights per filter cannot fit in the file") }
             records[index] = try layout.readRecord(&reader, layer: index, filters: spec.filters, rowLength: patch,
                                                    pending: &pending)
+            if spec.isGrouped {
+                guard case .float? = records[index] else { throw reader.failure("a grouped convolution's weights must be float32 (storage 0)") }
+            }
         }
         // Deflated codes (1.3) inflate once every record has passed its checks, all layers in parallel.
         try TensorLayout.inflate(pending)

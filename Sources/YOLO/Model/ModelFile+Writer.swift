@@ -33,6 +33,13 @@ extension ModelFile {
         let deflate = compressCodes && minor >= 3
         let description = model.description
         precondition(minor >= 5 || !description.heads.contains { $0.spec.isAnchorFree }, "ModelFile.encode: anchor-free heads need format 1.5")
+        precondition(minor >= 6 || !description.layers.contains {
+            switch $0 {
+            case .attention: return true
+            case .convolution(let s): return s.isGrouped
+            default: return false
+            }
+        }, "ModelFile.encode: grouped convolutions and attention need format 1.6")
         let convolutionIndices = description.layers.indices.filter {
             if case .convolution = description.layers[$0] { return true }
             return false

@@ -15,7 +15,7 @@ public enum ModelFile {
     /// Minor versions add only fields that older readers may skip (appended after the note) and enum
     /// codes that older readers reject cleanly (1.3: storage 2, deflated LUT codes; 1.4: storage 3, linear int8;
     /// 1.5: layer kind 7, the anchor-free head, and the letterbox fill value after the suppression).
-    @_spi(Engine) public static let minorVersion: UInt16 = 5
+    @_spi(Engine) public static let minorVersion: UInt16 = 6
     /// Bytes in the header.
     @_spi(Engine) public static let headerSize = 64
     /// Alignment of every blob and of the file length.

@@ -15,6 +15,10 @@
         /// Int8 only, a 3×3 padding-1 layer of stride 1 or 2: the product read in place from the input packed in
         /// planes of channel quads (no im2col, no packing of B; `Int8Convolution`), the threads splitting `split`.
         case int8Direct(split: DirectSplit)
+        /// A convolution with channel groups (depthwise in YOLO11): each output channel summed directly from its
+        /// group's input channels, vectorized along the output row (`GroupedConvolution`, one generic SIMD body for
+        /// every kernel family); the threads split the output channels.
+        case grouped
     }
 
     /// Which side of an int8 direct product the threads share (`Algorithm.int8Direct`).
@@ -103,6 +107,7 @@
         case .gemmBands(let rows): parts = ["gemm by bands of \(rows) output rows"]
         case .winograd(let w): parts = [w.description]
         case .int8Direct(let split): parts = ["direct on channel quads, threads split the \(split.rawValue)"]
+        case .grouped: parts = ["grouped direct, threads split the channels"]
         }
         switch (weights, precision) {
         case (_, .int8(let kernel)): parts.append("int8 (\(kernel.rawValue) kernel)")

@@ -13,9 +13,12 @@
         public var size: Int
         public var stride: Int
         public var padding: Int
+        /// Channel groups (`ConvolutionSpec.groups`); 1 for a plain convolution.
+        public var groups: Int = 1
 
-        public init(input: Shape, filters: Int, size: Int, stride: Int, padding: Int) {
+        public init(input: Shape, filters: Int, size: Int, stride: Int, padding: Int, groups: Int = 1) {
             (self.input, self.filters, self.size, self.stride, self.padding) = (input, filters, size, stride, padding)
+            self.groups = groups
         }
 
         public var output: Shape {
@@ -34,6 +37,11 @@
     public static func plan(_ layer: Layer, algorithm: ConvolutionAlgorithm = .auto, lutCodes: Bool = false,
                             int8: Int8KernelFamily? = nil, threads: Int, family: KernelFamily = .active) -> ConvolutionPlan {
         let threads = max(1, threads)
+        // A grouped (depthwise) layer is a few multiply-adds per output value with nothing to share between
+        // filters: no GEMM, no Winograd; the model file keeps its weights float32, so it never has codes or int8.
+        if layer.groups > 1 {
+            return ConvolutionPlan(algorithm: .grouped, weights: .float, fusion: nil, maxThreads: threads)
+        }
         if let int8 {
             let algorithm: ConvolutionPlan.Algorithm = int8DirectSplit(layer, kernel: int8, threads: threads).map { .int8Direct(split: $0) }
                 ?? int8BandRows(layer, kernel: int8).map { .gemmBands(rows: $0) }

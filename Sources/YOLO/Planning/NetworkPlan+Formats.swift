@@ -58,7 +58,7 @@ extension NetworkPlan {
                 case .route:
                     let sources = inputs.map(format)
                     formats[index] = sources.allSatisfy { $0 == sources[0] } ? sources[0] : .float
-                case .shortcut, .yolo:
+                case .shortcut, .yolo, .attention:
                     break
                 }
             }
@@ -85,7 +85,7 @@ extension NetworkPlan {
                     case .maxPool: takesBytes = true
                     case .upsample(let s): takesBytes = s.scale == 1
                     case .route: takesBytes = formats[index] != .float
-                    case .shortcut, .yolo: takesBytes = false
+                    case .shortcut, .yolo, .attention: takesBytes = false
                     }
                     if !takesBytes {
                         demote(source)

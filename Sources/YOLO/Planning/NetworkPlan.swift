@@ -28,7 +28,7 @@
         for (index, spec) in description.layers.enumerated() {
             guard case .convolution(let s) = spec else { continue }
             let layer = ConvolutionPlanner.Layer(input: geometry[index].inputShapes[0], filters: s.filters, size: s.size,
-                                                 stride: s.stride, padding: s.padding)
+                                                 stride: s.stride, padding: s.padding, groups: s.groups)
             layers[index] = layer
             plans[index] = ConvolutionPlanner.plan(layer, algorithm: algorithm, lutCodes: lutCodes.contains(index),
                                                    int8: int8[index] != nil ? int8Kernel : nil, threads: threads, family: family)
@@ -60,7 +60,7 @@
         for index in description.layers.indices.dropFirst() {
             let first = index - 1
             guard let plan = plans[first], let layer = layers[first], plan.weights == .float, plan.precision == .fp32,
-                  !heads.contains(first),
+                  plan.algorithm != .grouped, !heads.contains(first),
                   first == 0 || plans[first - 1]?.fusion == nil,
                   !geometry.indices.contains(where: { $0 != index && geometry[$0].inputs.contains(first) }),
                   geometry[index].inputs == [first] else { continue }
@@ -87,7 +87,8 @@
         for (index, spec) in description.layers.enumerated() {
             let type: String
             switch spec {
-            case .convolution(let s): type = "conv \(s.size)x\(s.size)/\(s.stride)"
+            case .convolution(let s): type = "conv \(s.size)x\(s.size)/\(s.stride)" + (s.isGrouped ? " g" : "")
+            case .attention(let s): type = "attention \(s.heads)h"
             case .maxPool(let s): type = "max \(s.size)x\(s.size)/\(s.stride)"
             case .upsample: type = "upsample"
             case .route: type = "route"

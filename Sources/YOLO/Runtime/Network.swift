@@ -63,10 +63,16 @@
                 guard let parameters = model.convolutions[index] ?? model.int8Convolutions[index]?.expanded() else {
                     throw YOLOError.invalidConfig(path: description.path, line: s.line, message: "layer \(index) has no weights")
                 }
-                let expected = s.filters * g.inputShapes[0].channels * s.size * s.size
+                let expected = s.filters * g.inputShapes[0].channels / s.groups * s.size * s.size
                 guard parameters.weights.count == expected, parameters.biases.count == s.filters else {
                     throw YOLOError.invalidConfig(path: description.path, line: s.line,
                         message: "layer \(index) [convolutional]: expects \(g.inputShapes[0].channels) input channels (\(expected) weights), the model holds \(parameters.weights.count)")
+                }
+                if case .grouped = plan.convolutions[index]!.algorithm {
+                    layers.append(GroupedConvolution(input: g.inputs[0], inputShape: g.inputShapes[0], filters: s.filters, size: s.size,
+                                                     stride: s.stride, padding: s.padding, groups: s.groups, activation: s.activation,
+                                                     weights: parameters.weights, biases: parameters.biases))
+                    continue
                 }
                 let convolution = Convolution(input: g.inputs[0], inputShape: g.inputShapes[0], filters: s.filters, size: s.size,
                                               stride: s.stride, padding: s.padding, activation: s.activation,
@@ -92,6 +98,9 @@
                                     elementBytes: plan.outputs[index].elementBytes))
             case .shortcut(let s):
                 layers.append(Shortcut(previous: g.inputs[0], from: s.from, shape: g.outputShape, activation: s.activation))
+            case .attention(let s):
+                layers.append(Attention(input: g.inputs[0], inputShape: g.inputShapes[0], heads: s.heads, keyChannels: s.keyChannels,
+                                        valueChannels: s.valueChannels, scale: s.scale, threads: threads))
             case .yolo(let s):
                 layers.append(YOLOHead(input: g.inputs[0], shape: g.outputShape, anchors: s.anchorPairs, mask: s.mask,
                                        classes: s.classes, scaleXY: s.scaleXY, newCoords: s.newCoords,
@@ -139,8 +148,14 @@
         let (_, outputs) = Workspace.place(counts: geometry.map(\.outputShape.count), inputs: geometry.map(\.inputs), keeping: heads)
         var scratch = 0
         for (spec, g) in zip(description.layers, geometry) {
-            guard case .convolution(let s) = spec else { continue }
-            scratch = max(scratch, g.inputShapes[0].channels * s.size * s.size * g.outputShape.planeCount)
+            switch spec {
+            case .convolution(let s):
+                scratch = max(scratch, g.inputShapes[0].channels / s.groups * s.size * s.size * g.outputShape.planeCount)
+            case .attention:
+                scratch = max(scratch, lineRounded(g.outputShape.planeCount) * max(1, threads))
+            default:
+                continue
+            }
         }
         return (outputs + scratch + 16 + GEMM.scratchCount * max(1, threads)) * MemoryLayout<Float>.stride
     }

@@ -2,7 +2,7 @@ import Foundation
 @_spi(Engine) import YOLO
 
 extension Model {
-    /// A model converted from an Ultralytics-exported YOLOv8 detector in ONNX format (float32 weights; the
+    /// A model converted from an Ultralytics-exported YOLOv8 or YOLO11 detector in ONNX format (float32 weights; the
     /// supported graphs are in docs/ONNX.md). Class names: `names` (a file, one per line) when given, else the
     /// file's `names` metadata, else none.
     ///
@@ -13,11 +13,12 @@ extension Model {
     }
 }
 
-/// Maps an Ultralytics-exported YOLOv8 detector (ONNX) onto SwiftYOLO's layers.
+/// Maps an Ultralytics-exported YOLOv8 or YOLO11 detector (ONNX) onto SwiftYOLO's layers.
 ///
 /// The feature network: Conv (with its SiLU written as `Sigmoid` and `Mul`, fused into the convolution as
-/// `swish`), Split along channels into equal parts (routes with groups), Concat along channels (routes), Add
-/// (shortcuts), MaxPool (symmetric padding) and nearest Resize ×2 (upsample). The detection head is found as
+/// `swish`; with `group` > 1 a grouped convolution), Split along channels into equal parts (routes with groups),
+/// Concat along channels (routes), Add (shortcuts), MaxPool (symmetric padding), nearest Resize ×2 (upsample), and
+/// C2PSA's attention (`ONNXAttention.swift`: an attention layer and a route to its values). The detection head is found as
 /// the channel Concats of a box branch (4 × bins channels) and a class branch that feed the exported decode
 /// chain (Reshape, Softmax, the DFL convolution, anchor arithmetic); each becomes an anchor-free head layer
 /// (`YOLOSpec.distributionBins`), decoded natively, and the chain itself is not run. Anything else fails with
@@ -111,6 +112,10 @@ struct GraphMapping {
     var layerOf: [String: Int] = [:]
     /// The "cfg line" of the layers being emitted: the ONNX node's index + 1.
     var currentLine = 1
+    /// C2PSA attentions found in the graph, by the index of their first Reshape.
+    var attentions: [Int: AttentionMatch] = [:]
+    /// The qkv convolutions of those attentions: the order of their output channels (new channel → ONNX channel).
+    var qkvOrder: [Int: [Int]] = [:]
 
     init(_ onnx: ONNXModel, path: String) throws {
         self.onnx = onnx
@@ -232,6 +237,7 @@ struct GraphMapping {
             throw fail(nodes[index], "operator domain '\(nodes[index].domain)' is not supported")
         }
         let bins = try distributionBins(decode: decode)
+        try findAttentions(feature)
         for unit in try schedule(feature) { try emit(unit) }
         var classes: Int?
         for index in heads {
@@ -273,7 +279,11 @@ struct GraphMapping {
         for index in feature.sorted() where !absorbed.contains(index) {
             let node = nodes[index]
             let dataInputs = node.inputs.filter { !$0.isEmpty && constants[$0] == nil }
-            if node.opType == "Conv", let y = node.outputs.first, let silu = siluAfter(y), feature.contains(silu.sigmoid),
+            if let attention = attentions[index] {
+                absorbed.formUnion(attention.nodes)
+                units.append(Unit(nodes: [index] + attention.nodes.filter { $0 != index }.sorted(), inputs: [attention.input],
+                                  outputs: [attention.output, attention.values]))
+            } else if node.opType == "Conv", let y = node.outputs.first, let silu = siluAfter(y), feature.contains(silu.sigmoid),
                feature.contains(silu.mul) {
                 absorbed.formUnion([silu.sigmoid, silu.mul])
                 units.append(Unit(nodes: [index, silu.sigmoid, silu.mul], inputs: dataInputs, outputs: nodes[silu.mul].outputs))
@@ -343,6 +353,10 @@ struct GraphMapping {
         let line = unit.nodes[0] + 1
         currentLine = line
         func ints(_ name: String) -> [Int64]? { node.attribute(name).map(\.ints) }
+        if let attention = attentions[unit.nodes[0]] {
+            try emitAttention(attention, node: node, line: line)
+            return
+        }
         switch node.opType {
         case "Conv":
             let previous = try asPrevious(node.inputs[0], node)
@@ -352,7 +366,11 @@ struct GraphMapping {
                 throw fail(node, "weights of shape \(w): a square 2-D kernel is supported")
             }
             let size = Int(w[2])
-            guard (node.attribute("group")?.int ?? 1) == 1 else { throw fail(node, "group \(node.attribute("group")!.int): grouped convolutions are not supported") }
+            let group = node.attribute("group")?.int ?? 1
+            let inputs = Int64(inputChannels(previous))
+            guard group >= 1, group <= inputs, inputs % group == 0, w[0] % group == 0 else {
+                throw fail(node, "group \(group) does not divide the \(inputs) input channels and \(w[0]) filters")
+            }
             guard (ints("dilations") ?? [1, 1]).allSatisfy({ $0 == 1 }) else { throw fail(node, "dilations \(ints("dilations")!) are not supported") }
             guard ["", "NOTSET"].contains(node.attribute("auto_pad")?.string ?? "") else { throw fail(node, "auto_pad is not supported") }
             if let k = ints("kernel_shape"), k != [w[2], w[3]] { throw fail(node, "kernel_shape \(k) differs from the weights \(w)") }
@@ -364,22 +382,30 @@ struct GraphMapping {
             guard pads.count == 4, Set(pads).count == 1, pads[0] >= 0, pads[0] < w[2] else {
                 throw fail(node, "pads \(pads): the same padding on every side, below the kernel size, is supported")
             }
-            guard w[1] == Int64(inputChannels(previous)) else {
-                throw fail(node, "weights for \(w[1]) input channels, the input has \(inputChannels(previous))")
+            guard w[1] * group == inputs else {
+                throw fail(node, "weights for \(w[1]) input channels per group (\(group) groups), the input has \(inputs)")
             }
             guard w[0] >= 1, w[0] <= Int64(ModelLimits.standard.maximumChannels) else { throw fail(node, "\(w[0]) filters") }
             let filters = Int(w[0])
-            let weights = try floats(weight, node)
+            var weights = try floats(weight, node)
             var biases = [Float](repeating: 0, count: filters)
             if node.inputs.count >= 3, !node.inputs[2].isEmpty {
                 guard let bias = constants[node.inputs[2]], bias.dimensions == [w[0]] else { throw fail(node, "the bias is not a constant of \(filters) values") }
                 biases = try floats(bias, node)
             }
+            if let order = qkvOrder[unit.nodes[0]] {
+                // An attention's qkv convolution: its filters regrouped as the attention layer reads them.
+                guard order.count == filters else { throw fail(node, "\(filters) filters, the attention after it needs \(order.count)") }
+                let row = weights.count / filters
+                weights = order.flatMap { weights[$0 * row ..< ($0 + 1) * row] }
+                biases = order.map { biases[$0] }
+            }
             // The check every model-file loader applies: a converted file must load back.
             if let problem = WeightSanity.problem(weights: weights, biases: biases) { throw fail(node, problem) }
             let activation: Activation = unit.nodes.count == 3 ? .swish : .linear
             append(.convolution(ConvolutionSpec(filters: filters, size: size, stride: Int(strides[0]), padding: Int(pads[0]),
-                                                batchNormalize: false, activation: activation, line: line)), channels: filters)
+                                                batchNormalize: false, activation: activation, line: line, groups: Int(group))),
+                   channels: filters)
             parameters[layers.count - 1] = ConvolutionParameters(weights: FloatBuffer(weights), biases: FloatBuffer(biases))
         case "MaxPool":
             _ = try asPrevious(node.inputs[0], node)
@@ -472,6 +498,8 @@ struct GraphMapping {
             return
         case "Sigmoid", "Mul":
             throw fail(node, "\(node.opType) outside a convolution's SiLU (x · sigmoid(x) right after a Conv) is not supported")
+        case "Reshape", "Transpose", "MatMul", "Softmax":
+            throw fail(node, "\(node.opType) outside C2PSA's attention (qkv Conv, Reshape, Split into q, k, v, MatMul, Softmax, MatMul, Reshape) is not supported")
         default:
             throw fail(node, "operator \(node.opType) is not supported")
         }

@@ -26,14 +26,19 @@ public struct Int8ConversionSettings: Sendable {
     public var biasCorrection = true
     /// How each activation tensor's u8 range is chosen.
     public var activationRange = Int8ActivationRange.observed
+    /// Channels between the early convolutions rescaled first, the float model's function unchanged, so each
+    /// spreads over more of its tensor's u8 codes (`ChannelEqualization`). It pays where such a tensor feeds an
+    /// int8 layer (yolov4-tiny's layer 1 into layer 2); docs/QUANTIZATION.md has the figures.
+    public var equalization = false
 
     /// The default `sensitivityShare`.
     public static let defaultSensitivityShare = 0.2
 
     public init(keepFloat: [FloatLayerSelector] = [], sensitivityShare: Double? = Int8ConversionSettings.defaultSensitivityShare,
-                gptq: Bool = true, biasCorrection: Bool = true, activationRange: Int8ActivationRange = .observed) {
+                gptq: Bool = true, biasCorrection: Bool = true, activationRange: Int8ActivationRange = .observed,
+                equalization: Bool = false) {
         (self.keepFloat, self.sensitivityShare, self.gptq, self.biasCorrection) = (keepFloat, sensitivityShare, gptq, biasCorrection)
-        self.activationRange = activationRange
+        (self.activationRange, self.equalization) = (activationRange, equalization)
     }
 
     /// One line naming the settings (stored in the model file's note).
@@ -43,6 +48,7 @@ public struct Int8ConversionSettings: Sendable {
         let activations = activationRange == .observed ? "over their observed range" : "MSE-calibrated"
         return "quantize int8 (s8 per-channel weights, u8 per-tensor activations \(activations)), \(gptq ? "gptq" : "nearest") codes, "
             + "keep-float \(kept), float by sensitivity share \(share)" + (biasCorrection ? ", bias correction" : "")
+            + (equalization ? ", early channels equalized" : "")
     }
 }
 
@@ -89,17 +95,23 @@ extension ModelConverter {
     ///
     /// - Throws: `YOLOError.invalidArgument` without inputs or for a non-finite weight; `YOLOError` when an input
     ///   does not fit the network.
-    @_spi(Engine) public static func convertInt8(_ model: Model, settings: Int8ConversionSettings, calibration inputs: [Tensor],
+    @_spi(Engine) public static func convertInt8(_ original: Model, settings: Int8ConversionSettings, calibration inputs: [Tensor],
                                                 progress: (String) -> Void = { _ in }) throws -> (model: Model, report: Int8ConversionReport) {
         guard !inputs.isEmpty else {
             throw YOLOError.invalidArgument("int8 quantization needs calibration inputs (--calibrate IMAGES...) to choose the activations' scales")
         }
-        let description = model.description
+        let description = original.description
         let geometry = try description.geometry(width: description.inputShape.width, height: description.inputShape.height)
         // Grouped convolutions stay float32 (no int8 kernel runs them).
-        let convolutions = model.convolutions.keys.sorted().filter { !description.groupedConvolutions.contains($0) }
-        for index in convolutions where !model.convolutions[index]!.weights.buffer.allSatisfy(\.isFinite) {
+        let convolutions = original.convolutions.keys.sorted().filter { !description.groupedConvolutions.contains($0) }
+        for index in convolutions where !original.convolutions[index]!.weights.buffer.allSatisfy(\.isFinite) {
             throw YOLOError.invalidArgument("layer \(index) holds a non-finite weight; it cannot be quantized (keep it float: --keep-float \(index))")
+        }
+        // Channels equalized first: the same float function, better spread over the u8 codes.
+        let (model, equalized) = settings.equalization ? try ChannelEqualization.equalize(original, inputs: inputs) : (original, [:])
+        for (layer, scales) in equalized.sorted(by: { $0.key < $1.key }) {
+            progress(String(format: "layer %2d: channels equalized, %d of %d rescaled, by up to %.3g", layer,
+                            scales.filter { $0 > 1 }.count, scales.count, scales.max() ?? 1))
         }
         // Activations.
         let groups = ActivationCalibration.groups(description, geometry: geometry)

@@ -64,6 +64,9 @@ struct Convert: ParsableCommand {
     @Option(name: .customLong("activation-range"), help: "int8: each activation tensor's u8 range, from the float model's values on the calibration inputs: observed (all they reach) or mse (the clipping with the smallest expected squared error; fits the calibration images, clips values new images need). Default: observed.")
     var activationRange: String = Int8ActivationRange.observed.rawValue
 
+    @Flag(name: .customLong("equalize"), help: "int8: before quantizing, rescale the channels of the early convolutions (each channel up to half its tensor's largest value on the calibration inputs, the readers' weights rescaled back: the float function is unchanged), so they use more of the u8 codes (make model does this for yolov4-tiny-int8).")
+    var equalize = false
+
     @Option(name: .customLong("lut8-layers"), help: "Convolutions given 8-bit codes whatever --quantize says: none, or a list as for --keep-float (default: heads for lut6 and lut4, none for lut8).")
     var lut8Layers: String?
 
@@ -103,6 +106,7 @@ struct Convert: ParsableCommand {
             throw YOLOError.invalidArgument("--activation-range must be observed or mse; got '\(activationRange)'")
         }
         settings.activationRange = range
+        settings.equalization = equalize
         return settings
     }
 

@@ -1,5 +1,6 @@
 import Testing
 @_spi(Engine) @testable import YOLO
+import YOLOTestSupport
 
 /// The max-pool layer (fast 2×2/2 path and general path, threaded) against a plain loop over the
 /// window with darknet's padding rule. Exact: max involves no rounding.
@@ -37,5 +38,34 @@ import Testing
                             stride: stride, padding: size - 1)
         let expected = Self.reference(input, shape: layer.inputShape, size: size, stride: stride, padding: size - 1)
         #expect(LayerTestSupport.run(layer, input: input, threads: threads) == expected)
+    }
+
+    /// On u8 codes (between int8 layers): the same windows on bytes, against the plain loop on the codes as floats
+    /// (exact: every code is a float). Widths of 32 and more reach the 16-output byte steps of the 2×2/2 path, with
+    /// a scalar tail after them; the stride-1 and 3×3 shapes take the general path. Stale output is 0xAB.
+    @Test(arguments: [(3, 8, 8, 2, 2), (2, 7, 33, 2, 2), (3, 52, 52, 2, 2), (2, 26, 75, 2, 2), (4, 13, 13, 2, 1),
+                      (3, 9, 9, 3, 2), (8, 201, 200, 2, 2)], [1, 2, 3])
+    func codesMatchPlainLoop(shape: (Int, Int, Int, Int, Int), threads: Int) {
+        let (c, h, w, size, stride) = shape
+        var random = SeededRandom(seed: UInt64(h * w + c))
+        let codes = (0..<c * h * w).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        let layer = MaxPool(input: -1, inputShape: Shape(channels: c, height: h, width: w), size: size,
+                            stride: stride, padding: size - 1, bytes: true)
+        let expected = Self.reference(codes.map(Float.init), shape: layer.inputShape, size: size, stride: stride, padding: size - 1)
+        var output = [UInt8](repeating: 0xAB, count: layer.outputShape.count)
+        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: max(layer.scratchCount, 16))
+        defer { scratch.deallocate() }
+        codes.withUnsafeBytes { source in
+            output.withUnsafeMutableBytes { destination in
+                var pointer = source.baseAddress!.assumingMemoryBound(to: Float.self)
+                withUnsafePointer(to: &pointer) { table in
+                    layer.forward(LayerIO(inputs: UnsafeBufferPointer(start: table, count: 1),
+                                          output: destination.baseAddress!.assumingMemoryBound(to: Float.self),
+                                          scratch: scratch,
+                                          threads: threads))
+                }
+            }
+        }
+        #expect(output.map(Float.init) == expected)
     }
 }

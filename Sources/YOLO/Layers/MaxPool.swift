@@ -103,11 +103,31 @@
     @inline(__always)
     static func poolPairs<Element: Comparable>(_ top: UnsafePointer<Element>, _ bottom: UnsafePointer<Element>,
                                                into row: UnsafeMutablePointer<Element>, count: Int) {
+        // Codes: each row read as 16-bit pairs (unit stride), which LLVM vectorizes; stride-2 byte reads it leaves scalar.
+        // Rows under 16 outputs stay on the plain loop (13 outputs measured slower vectorized: 0.115 against 0.089 ms
+        // for yolov4-tiny's layer 25).
+        if Element.self == UInt8.self && count >= 16 {
+            return poolPairsOfBytes(UnsafeRawPointer(top), UnsafeRawPointer(bottom), into: UnsafeMutableRawPointer(row), count: count)
+        }
         // Unit-stride output with stride-2 reads and plain selects: LLVM vectorizes this.
         for ox in 0..<count {
             let a = top[2 * ox] > top[2 * ox + 1] ? top[2 * ox] : top[2 * ox + 1]
             let b = bottom[2 * ox] > bottom[2 * ox + 1] ? bottom[2 * ox] : bottom[2 * ox + 1]
             row[ox] = a > b ? a : b
+        }
+    }
+
+    /// `poolPairs` on codes: column pair `ox` of each row is one little-endian 16-bit load (even column in the low
+    /// byte), so the loop has unit-stride loads only.
+    @inline(__always)
+    static func poolPairsOfBytes(_ top: UnsafeRawPointer, _ bottom: UnsafeRawPointer, into row: UnsafeMutableRawPointer,
+                                 count: Int) {
+        let out = row.assumingMemoryBound(to: UInt8.self)
+        for ox in 0..<count {
+            let t = top.loadUnaligned(fromByteOffset: 2 * ox, as: UInt16.self)
+            let b = bottom.loadUnaligned(fromByteOffset: 2 * ox, as: UInt16.self)
+            let a = max(t & 0xFF, t &>> 8), c = max(b & 0xFF, b &>> 8)
+            out[ox] = UInt8(truncatingIfNeeded: max(a, c))
         }
     }
 }

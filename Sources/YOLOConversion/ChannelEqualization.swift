@@ -49,7 +49,7 @@ enum ChannelEqualization {
                     channels += all[s.groupIndex * part ..< (s.groupIndex + 1) * part]
                 }
                 result.append(channels)
-            case .shortcut, .yolo:
+            case .shortcut, .yolo, .attention:
                 result.append([(layer: Int, channel: Int)?](repeating: nil, count: g.outputShape.channels))
             }
         }
@@ -62,13 +62,16 @@ enum ChannelEqualization {
                          origins: [[(layer: Int, channel: Int)?]]) -> Set<Int> {
         let layers = model.description.layers
         var result = Set(layers.indices.filter {
-            guard case .convolution(let s) = layers[$0], model.convolutions[$0] != nil else { return false }
+            guard case .convolution(let s) = layers[$0], s.groups == 1, model.convolutions[$0] != nil else { return false }
             return s.activation == .linear || s.activation == .leaky || s.activation == .relu
         })
         for (index, spec) in layers.enumerated() {
             switch spec {
-            case .convolution, .maxPool, .upsample, .route: continue
-            case .shortcut, .yolo:
+            case .convolution(let s) where s.groups == 1: continue
+            case .maxPool, .upsample, .route: continue
+            case .convolution, .shortcut, .yolo, .attention:
+                // A grouped convolution reads its input channels by group (its weights would need the scales by
+                // group); the others mix channels.
                 for source in geometry[index].inputs where source >= 0 {
                     for origin in origins[source] { if let origin { result.remove(origin.layer) } }
                 }

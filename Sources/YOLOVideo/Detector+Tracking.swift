@@ -92,7 +92,7 @@ public struct VideoTracks: AsyncSequence, Sendable {
                 detection.labels.removeAll { $0.confidence <= threshold }
                 return detection
             }
-            if let limit = options.maximumDetections, limit != Int.max, kept.count > limit { kept.removeSubrange(limit...) }
+            if let limit = options.maximumDetections, kept.count > limit { kept.removeSubrange(limit...) }
             return kept
         }
     }

@@ -99,12 +99,18 @@ struct ModelOptions: ParsableArguments {
         }
     }
 
+    /// The model file `load` reads, nil when it reads darknet's cfg and weights: `--model` resolved, else, with no
+    /// model named at all, the converted default when `make model` has made it (unless `convertedDefault` is false).
+    func resolvedModelFile(convertedDefault: Bool = true) throws -> String? {
+        // --names alone means darknet's default files with those names (a .yolo model has its own).
+        let fallback = cfg == nil && weights == nil && names == nil && convertedDefault ? Defaults.modelFile : nil
+        return try modelFile.map(Defaults.resolve) ?? fallback
+    }
+
     /// The file `load()` reads (the model file, else the cfg), for reports; a name that does not resolve is
     /// shown as given (loading it fails with its own error).
     var sourceDescription: String {
-        let fallback = cfg == nil && weights == nil && names == nil ? Defaults.modelFile : nil
-        if let modelFile { return (try? Defaults.resolve(modelFile)) ?? modelFile }
-        return fallback ?? cfg ?? Defaults.cfg
+        (try? resolvedModelFile()) ?? modelFile ?? cfg ?? Defaults.cfg
     }
 
     /// `--memory-budget` in bytes (default `MemoryBudget.defaultBytes`).
@@ -117,9 +123,7 @@ struct ModelOptions: ParsableArguments {
     /// `residency` is the weight residency when `--residency` is not given.
     func load(withNames: Bool = true, convertedDefault: Bool = true, residency defaultResidency: WeightResidency = .expanded)
         throws -> Model {
-        // --names alone means darknet's default files with those names (a .yolo model has its own).
-        let fallback = cfg == nil && weights == nil && names == nil && convertedDefault ? Defaults.modelFile : nil
-        if let modelFile = try modelFile.map(Defaults.resolve) ?? fallback {
+        if let modelFile = try resolvedModelFile(convertedDefault: convertedDefault) {
             guard let mode = residency.map({ ["expanded": WeightResidency.expanded, "codes": .codes][$0] })
                     ?? defaultResidency else {
                 throw YOLOError.invalidArgument("--residency must be expanded or codes; got '\(residency ?? "")'")

@@ -9,7 +9,8 @@ import YOLOKernels
 /// 16 floats of one row of B (2 vectors), the 6 values of one column of A's panel broadcast, 12 fused
 /// multiply-adds; the other registers hold B's two vectors and the broadcast. (4 × 24, the other tile
 /// that fits 16 registers, is slower on the models' shapes.) Nothing is
-/// accumulated in memory: the tile is stored once, bias and activation applied in registers.
+/// accumulated in memory: the tile is stored once, bias and a piecewise-linear activation applied in
+/// registers (logistic, swish and mish in one pass over the stored rows, `activate`).
 ///
 /// `TileKernel.Strided` for 6 × 16 tiles.
 public func avx2TileStrided(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ ldb: Int,
@@ -165,13 +166,51 @@ enum AVX2Tile {
             if rows > 5 { store(c + 5 * ldc, c50, c51) }
             return
         }
-        Activation(code: code).withVectorFunction(Vector.self) { activation in
+        let activation = Activation(code: code)
+        let inRegisters = activation.isPiecewiseLinear
+        (inRegisters ? activation : .linear).withVectorFunction(Vector.self) { activation in
             store(c, activation, bias[0], c00, c01)
             if rows > 1 { store(c + 1 * ldc, activation, bias[1], c10, c11) }
             if rows > 2 { store(c + 2 * ldc, activation, bias[2], c20, c21) }
             if rows > 3 { store(c + 3 * ldc, activation, bias[3], c30, c31) }
             if rows > 4 { store(c + 4 * ldc, activation, bias[4], c40, c41) }
             if rows > 5 { store(c + 5 * ldc, activation, bias[5], c50, c51) }
+        }
+        if !inRegisters { activate(c, ldc, rows, activation) }
+    }
+
+    /// The transcendental activations (logistic, swish, mish) on the tile's stored rows, one loop: inlined
+    /// into each row's store instead, the exponential's copies in the nine specializations of `tile` kept this
+    /// target's SIL optimizer busy for a quarter of an hour.
+    @inline(never)
+    static func activate(_ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ activation: Activation) {
+        activation.withVectorFunction(Vector.self) { activation in
+            // A whole tile's 12 vectors at once: the exponential is one long chain of dependent operations, and
+            // 12 of them side by side keep the FMA units busy where two per loop step left them waiting.
+            if rows == 6 {
+                let p0 = UnsafeMutableRawPointer(c), p1 = p0 + 4 * ldc, p2 = p1 + 4 * ldc, p3 = p2 + 4 * ldc, p4 = p3 + 4 * ldc
+                let p5 = p4 + 4 * ldc
+                let v = (p0.loadUnaligned(as: Vector.self), p0.loadUnaligned(fromByteOffset: 32, as: Vector.self),
+                         p1.loadUnaligned(as: Vector.self), p1.loadUnaligned(fromByteOffset: 32, as: Vector.self),
+                         p2.loadUnaligned(as: Vector.self), p2.loadUnaligned(fromByteOffset: 32, as: Vector.self),
+                         p3.loadUnaligned(as: Vector.self), p3.loadUnaligned(fromByteOffset: 32, as: Vector.self),
+                         p4.loadUnaligned(as: Vector.self), p4.loadUnaligned(fromByteOffset: 32, as: Vector.self),
+                         p5.loadUnaligned(as: Vector.self), p5.loadUnaligned(fromByteOffset: 32, as: Vector.self))
+                let y = (activation(v.0), activation(v.1), activation(v.2), activation(v.3), activation(v.4), activation(v.5),
+                         activation(v.6), activation(v.7), activation(v.8), activation(v.9), activation(v.10), activation(v.11))
+                p0.storeBytes(of: y.0, as: Vector.self); p0.storeBytes(of: y.1, toByteOffset: 32, as: Vector.self)
+                p1.storeBytes(of: y.2, as: Vector.self); p1.storeBytes(of: y.3, toByteOffset: 32, as: Vector.self)
+                p2.storeBytes(of: y.4, as: Vector.self); p2.storeBytes(of: y.5, toByteOffset: 32, as: Vector.self)
+                p3.storeBytes(of: y.6, as: Vector.self); p3.storeBytes(of: y.7, toByteOffset: 32, as: Vector.self)
+                p4.storeBytes(of: y.8, as: Vector.self); p4.storeBytes(of: y.9, toByteOffset: 32, as: Vector.self)
+                p5.storeBytes(of: y.10, as: Vector.self); p5.storeBytes(of: y.11, toByteOffset: 32, as: Vector.self)
+                return
+            }
+            for r in 0..<min(rows, 6) {
+                let p = UnsafeMutableRawPointer(c + r * ldc)
+                p.storeBytes(of: activation(p.loadUnaligned(as: Vector.self)), as: Vector.self)
+                p.storeBytes(of: activation(p.loadUnaligned(fromByteOffset: 32, as: Vector.self)), toByteOffset: 32, as: Vector.self)
+            }
         }
     }
 

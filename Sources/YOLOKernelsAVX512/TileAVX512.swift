@@ -6,7 +6,8 @@ import YOLOKernels
 
 /// A 6 × 64 tile of C in 24 registers of 16 floats: per step of the inner dimension, 64 floats of one
 /// row of B (4 vectors), the 6 values of one column of A's panel broadcast, 24 fused multiply-adds.
-/// Nothing is accumulated in memory: the tile is stored once, bias and activation applied in registers.
+/// Nothing is accumulated in memory: the tile is stored once, bias and a piecewise-linear activation applied in
+/// registers (logistic, swish and mish in one pass over the stored rows, `activate`).
 ///
 /// `TileKernel.Strided` for 6 × 64 tiles.
 public func avx512TileStrided(_ k: Int, _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ ldb: Int,
@@ -97,13 +98,50 @@ enum AVX512Tile {
             if rows > 5 { store(c + 5 * ldc, c50, c51, c52, c53) }
             return
         }
-        Activation(code: code).withVectorFunction(Vector.self) { activation in
+        let activation = Activation(code: code)
+        let inRegisters = activation.isPiecewiseLinear
+        (inRegisters ? activation : .linear).withVectorFunction(Vector.self) { activation in
             store(c, activation, bias[0], c00, c01, c02, c03)
             if rows > 1 { store(c + 1 * ldc, activation, bias[1], c10, c11, c12, c13) }
             if rows > 2 { store(c + 2 * ldc, activation, bias[2], c20, c21, c22, c23) }
             if rows > 3 { store(c + 3 * ldc, activation, bias[3], c30, c31, c32, c33) }
             if rows > 4 { store(c + 4 * ldc, activation, bias[4], c40, c41, c42, c43) }
             if rows > 5 { store(c + 5 * ldc, activation, bias[5], c50, c51, c52, c53) }
+        }
+        if !inRegisters { activate(c, ldc, rows, activation) }
+    }
+
+    /// The transcendental activations (logistic, swish, mish) on the tile's stored rows, one loop (as the AVX2
+    /// tile does; there, their copies inlined into every row's store kept the SIL optimizer busy for minutes).
+    @inline(never)
+    static func activate(_ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ activation: Activation) {
+        activation.withVectorFunction(Vector.self) { activation in
+            // Three rows' 12 vectors at a time: the exponential is one long chain of dependent operations, and
+            // 12 side by side keep the FMA units busy.
+            var r = 0
+            while r + 3 <= min(rows, 6) {
+                let p0 = UnsafeMutableRawPointer(c + r * ldc), p1 = p0 + 4 * ldc, p2 = p1 + 4 * ldc
+                let v = (p0.loadUnaligned(as: Vector.self), p0.loadUnaligned(fromByteOffset: 64, as: Vector.self),
+                         p0.loadUnaligned(fromByteOffset: 128, as: Vector.self), p0.loadUnaligned(fromByteOffset: 192, as: Vector.self),
+                         p1.loadUnaligned(as: Vector.self), p1.loadUnaligned(fromByteOffset: 64, as: Vector.self),
+                         p1.loadUnaligned(fromByteOffset: 128, as: Vector.self), p1.loadUnaligned(fromByteOffset: 192, as: Vector.self),
+                         p2.loadUnaligned(as: Vector.self), p2.loadUnaligned(fromByteOffset: 64, as: Vector.self),
+                         p2.loadUnaligned(fromByteOffset: 128, as: Vector.self), p2.loadUnaligned(fromByteOffset: 192, as: Vector.self))
+                let y = (activation(v.0), activation(v.1), activation(v.2), activation(v.3), activation(v.4), activation(v.5),
+                         activation(v.6), activation(v.7), activation(v.8), activation(v.9), activation(v.10), activation(v.11))
+                store(p0.assumingMemoryBound(to: Float.self), y.0, y.1, y.2, y.3)
+                store(p1.assumingMemoryBound(to: Float.self), y.4, y.5, y.6, y.7)
+                store(p2.assumingMemoryBound(to: Float.self), y.8, y.9, y.10, y.11)
+                r += 3
+            }
+            while r < min(rows, 6) {
+                let p = UnsafeMutableRawPointer(c + r * ldc)
+                for offset in Swift.stride(from: 0, to: 256, by: 64) {
+                    p.storeBytes(of: activation(p.loadUnaligned(fromByteOffset: offset, as: Vector.self)), toByteOffset: offset,
+                                 as: Vector.self)
+                }
+                r += 1
+            }
         }
     }
 

@@ -57,32 +57,48 @@ public func vnniInt8PackQuads(_ source: UnsafePointer<UInt8>, _ channels: Int, _
             // The phase's rows and columns: Y < (height − a) / stride rounded up.
             let rows = (height - a + stride - 1) / stride, columns = (width - b + stride - 1) / stride
             let out = (target + (q * stride * stride + phase) * planeStride * 4).assumingMemoryBound(to: UInt32.self)
-            out.update(repeating: padQuad, count: planeStride)
+            // `pad` where no row goes: above the first row, between rows (pitch − columns quads) and below the last.
+            out.update(repeating: padQuad, count: pitch + 1)
             for y in 0..<rows {
                 let row = out + (y + 1) * pitch + 1
                 let r0 = first + (stride * y + a) * width + b
-                var x = 0
-                // 16 pixels of channel t (`pad` past the map's channels).
-                @inline(__always) func lane(_ t: Int) -> SIMD16<UInt32> {
+                // 16 pixels of channel t from pixel x on (`pad` past the map's channels).
+                @inline(__always) func lane(_ t: Int, _ x: Int) -> SIMD16<UInt32> {
                     guard t < valid else { return padLanes }
                     if stride == 1 { return widened(UnsafeRawPointer(r0 + t * plane + x).loadUnaligned(as: SIMD16<UInt8>.self)) }
                     // 32 bytes from the row's even column 2x on: the phase's 16 pixels at its even or odd offsets.
                     return phaseBytes(UnsafeRawPointer(r0 - b + t * plane + 2 * x).loadUnaligned(as: SIMD16<UInt16>.self), odd: b == 1)
                 }
-                while stride == 1 ? x + 16 <= columns : 2 * x + 32 <= width {
-                    UnsafeMutableRawPointer(row + x).storeBytes(of: interleavedQuads(lane(0), lane(1), lane(2), lane(3)),
+                // Whether 16 pixels from x on are read within the row.
+                @inline(__always) func fits(_ x: Int) -> Bool { x >= 0 && (stride == 1 ? x + 16 <= columns : 2 * x + 32 <= width) }
+                var x = 0
+                while fits(x) {
+                    UnsafeMutableRawPointer(row + x).storeBytes(of: interleavedQuads(lane(0, x), lane(1, x), lane(2, x), lane(3, x)),
                                                                 as: SIMD16<UInt32>.self)
                     x += 16
                 }
-                while x < columns {
-                    var quad = padQuad
-                    for t in 0..<valid {
-                        quad = quad & ~(UInt32(0xFF) << (8 * t)) | UInt32(r0[t * plane + stride * x]) << (8 * t)
+                if x < columns && fits(columns - 16) {
+                    // The last 16 quads, overlapping quads already written with the same values.
+                    let x = columns - 16
+                    UnsafeMutableRawPointer(row + x).storeBytes(of: interleavedQuads(lane(0, x), lane(1, x), lane(2, x), lane(3, x)),
+                                                                as: SIMD16<UInt32>.self)
+                } else if x < columns {
+                    // A narrow row (or its end too near the map's): each channel's remaining pixels gathered into a
+                    // vector first (`pad` past them), then interleaved as above.
+                    let count = columns - x
+                    @inline(__always) func gathered(_ t: Int) -> SIMD16<UInt32> {
+                        guard t < valid else { return padLanes }
+                        var bytes = SIMD16<UInt8>(repeating: pad)
+                        for i in 0..<count { bytes[i] = r0[t * plane + stride * (x + i)] }
+                        return widened(bytes)
                     }
-                    row[x] = quad
-                    x += 1
+                    let quads = interleavedQuads(gathered(0), gathered(1), gathered(2), gathered(3))
+                    withUnsafeBytes(of: quads) { UnsafeMutableRawPointer(row + x).copyMemory(from: $0.baseAddress!, byteCount: 4 * count) }
                 }
+                let gapEnd = y + 1 < rows ? (y + 2) * pitch + 1 : planeStride
+                (row + columns).update(repeating: padQuad, count: gapEnd - ((y + 1) * pitch + 1 + columns))
             }
+            if rows == 0 { (out + pitch + 1).update(repeating: padQuad, count: planeStride - pitch - 1) }
         }
     }
     #endif

@@ -91,10 +91,13 @@ import YOLOTestSupport
         func algorithm(_ layer: ConvolutionPlanner.Layer, _ kernel: Int8KernelFamily, threads: Int = 2) -> ConvolutionPlan.Algorithm {
             ConvolutionPlanner.plan(layer, int8: kernel, threads: threads).algorithm
         }
-        // Direct for 3×3 layers (stride 1 or 2) with channels in whole quads (or 3 at stride 2) on a kernel that has the path: blocks split on
-        // large maps (26×27 positions: 11 blocks of 64), filters on small ones (13×14: 3 blocks).
-        #expect(algorithm(Self.layer(256, 26, 26, filters: 256), vnni) == .int8Direct(split: .columns))
+        // Direct for 3×3 layers (stride 1 or 2) with channels in whole quads (or 3 at stride 2) on a kernel that has the path; the
+        // threads split the blocks of 64 positions or the filters' 6-row panels, whichever shares out more evenly (the blocks
+        // on a tie): 52×53 positions are 44 blocks, 26×27 11 (6 + 5) against 256 filters' 43 panels (22 + 21), 13×14 3.
+        #expect(algorithm(Self.layer(128, 52, 52, filters: 128), vnni) == .int8Direct(split: .columns))
+        #expect(algorithm(Self.layer(256, 26, 26, filters: 256), vnni) == .int8Direct(split: .filters))
         #expect(algorithm(Self.layer(256, 26, 26, filters: 256), vnni, threads: 3) == .int8Direct(split: .filters))
+        #expect(algorithm(Self.layer(256, 26, 26, filters: 18), vnni) == .int8Direct(split: .columns))   // 3 panels: 2 + 1
         #expect(algorithm(Self.layer(512, 13, 13, filters: 512), vnni) == .int8Direct(split: .filters))
         #expect(algorithm(Self.layer(32, 104, 104, filters: 32), vnni, threads: 1) == .int8Direct(split: .columns))
         #expect(algorithm(Self.layer(32, 208, 208, filters: 64, stride: 2), vnni) == .int8Direct(split: .columns))

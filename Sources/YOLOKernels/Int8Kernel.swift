@@ -41,8 +41,9 @@ public struct Int8Kernel: Sendable {
     /// `(2Y + a, 2X + b)`), plane `q·stride² + a·stride + b`, `planeStride` quads at `target + 4·plane·planeStride`,
     /// pixel `(Y, X)` of the phase at quad `(Y + 1)·pitch + X + 1` (`pitch` > the phase's width: the pad quads
     /// between rows serve as the right pad of one and the left pad of the next), `pad` everywhere else and in the
-    /// lanes of channels past the map's: `(source, channels, height, width, pad, stride, pitch, firstQuad, endQuad,
-    /// planeStride, target)`.
+    /// lanes of channels past the map's; the planes `firstPlane ..< endPlane` only (a thread's share: an RGB input has
+    /// one quad, but four planes at stride 2): `(source, channels, height, width, pad, stride, pitch, firstPlane,
+    /// endPlane, planeStride, target)`.
     public typealias PackQuads = @convention(c) (
         UnsafePointer<UInt8>, Int, Int, Int, UInt8, Int, Int, Int, Int, Int, UnsafeMutableRawPointer) -> Void
 

@@ -38,68 +38,67 @@ public func vnniInt8DirectSweep(_ steps: Int, _ a: UnsafeRawPointer, _ aStride: 
     #endif
 }
 
-/// `Int8Kernel.PackQuads`: for each channel quad `q` in `firstQuad ..< endQuad` and each phase `(a, b)` of
-/// `stride` (1: the map; 2: rows `2Y + a`, columns `2X + b`), plane `q · stride² + a · stride + b` of quads at
-/// `target` (`planeStride` quads each), pixel `(Y, X)` at quad `(Y + 1) · pitch + X + 1`, `pad` in every other quad
-/// and in the lanes of channels past `channels`.
+/// `Int8Kernel.PackQuads`: for each plane `q · stride² + a · stride + b` in `firstPlane ..< endPlane` (channel quad `q`,
+/// phase `(a, b)` of `stride`; 1: the map; 2: rows `2Y + a`, columns `2X + b`), its quads at `target` (`planeStride`
+/// quads each), pixel `(Y, X)` at quad `(Y + 1) · pitch + X + 1`, `pad` in every other quad and in the lanes of
+/// channels past `channels`.
 public func vnniInt8PackQuads(_ source: UnsafePointer<UInt8>, _ channels: Int, _ height: Int, _ width: Int, _ pad: UInt8,
-                              _ stride: Int, _ pitch: Int, _ firstQuad: Int, _ endQuad: Int, _ planeStride: Int,
+                              _ stride: Int, _ pitch: Int, _ firstPlane: Int, _ endPlane: Int, _ planeStride: Int,
                               _ target: UnsafeMutableRawPointer) {
     #if arch(x86_64)
     let padQuad = UInt32(pad) &* 0x0101_0101
     let padLanes = SIMD16<UInt32>(repeating: UInt32(pad))
     let plane = height * width
-    for q in firstQuad..<endQuad {
+    for index in firstPlane..<endPlane {
+        let (q, phase) = index.quotientAndRemainder(dividingBy: stride * stride)
         let first = source + 4 * q * plane
         let valid = min(4, channels - 4 * q)
-        for phase in 0..<stride * stride {
-            let (a, b) = phase.quotientAndRemainder(dividingBy: stride)
-            // The phase's rows and columns: Y < (height − a) / stride rounded up.
-            let rows = (height - a + stride - 1) / stride, columns = (width - b + stride - 1) / stride
-            let out = (target + (q * stride * stride + phase) * planeStride * 4).assumingMemoryBound(to: UInt32.self)
-            // `pad` where no row goes: above the first row, between rows (pitch − columns quads) and below the last.
-            out.update(repeating: padQuad, count: pitch + 1)
-            for y in 0..<rows {
-                let row = out + (y + 1) * pitch + 1
-                let r0 = first + (stride * y + a) * width + b
-                // 16 pixels of channel t from pixel x on (`pad` past the map's channels).
-                @inline(__always) func lane(_ t: Int, _ x: Int) -> SIMD16<UInt32> {
-                    guard t < valid else { return padLanes }
-                    if stride == 1 { return widened(UnsafeRawPointer(r0 + t * plane + x).loadUnaligned(as: SIMD16<UInt8>.self)) }
-                    // 32 bytes from the row's even column 2x on: the phase's 16 pixels at its even or odd offsets.
-                    return phaseBytes(UnsafeRawPointer(r0 - b + t * plane + 2 * x).loadUnaligned(as: SIMD16<UInt16>.self), odd: b == 1)
-                }
-                // Whether 16 pixels from x on are read within the row.
-                @inline(__always) func fits(_ x: Int) -> Bool { x >= 0 && (stride == 1 ? x + 16 <= columns : 2 * x + 32 <= width) }
-                var x = 0
-                while fits(x) {
-                    UnsafeMutableRawPointer(row + x).storeBytes(of: interleavedQuads(lane(0, x), lane(1, x), lane(2, x), lane(3, x)),
-                                                                as: SIMD16<UInt32>.self)
-                    x += 16
-                }
-                if x < columns && fits(columns - 16) {
-                    // The last 16 quads, overlapping quads already written with the same values.
-                    let x = columns - 16
-                    UnsafeMutableRawPointer(row + x).storeBytes(of: interleavedQuads(lane(0, x), lane(1, x), lane(2, x), lane(3, x)),
-                                                                as: SIMD16<UInt32>.self)
-                } else if x < columns {
-                    // A narrow row (or its end too near the map's): each channel's remaining pixels gathered into a
-                    // vector first (`pad` past them), then interleaved as above.
-                    let count = columns - x
-                    @inline(__always) func gathered(_ t: Int) -> SIMD16<UInt32> {
-                        guard t < valid else { return padLanes }
-                        var bytes = SIMD16<UInt8>(repeating: pad)
-                        for i in 0..<count { bytes[i] = r0[t * plane + stride * (x + i)] }
-                        return widened(bytes)
-                    }
-                    let quads = interleavedQuads(gathered(0), gathered(1), gathered(2), gathered(3))
-                    withUnsafeBytes(of: quads) { UnsafeMutableRawPointer(row + x).copyMemory(from: $0.baseAddress!, byteCount: 4 * count) }
-                }
-                let gapEnd = y + 1 < rows ? (y + 2) * pitch + 1 : planeStride
-                (row + columns).update(repeating: padQuad, count: gapEnd - ((y + 1) * pitch + 1 + columns))
+        let (a, b) = phase.quotientAndRemainder(dividingBy: stride)
+        // The phase's rows and columns: Y < (height − a) / stride rounded up.
+        let rows = (height - a + stride - 1) / stride, columns = (width - b + stride - 1) / stride
+        let out = (target + index * planeStride * 4).assumingMemoryBound(to: UInt32.self)
+        // `pad` where no row goes: above the first row, between rows (pitch − columns quads) and below the last.
+        out.update(repeating: padQuad, count: pitch + 1)
+        for y in 0..<rows {
+            let row = out + (y + 1) * pitch + 1
+            let r0 = first + (stride * y + a) * width + b
+            // 16 pixels of channel t from pixel x on (`pad` past the map's channels).
+            @inline(__always) func lane(_ t: Int, _ x: Int) -> SIMD16<UInt32> {
+                guard t < valid else { return padLanes }
+                if stride == 1 { return widened(UnsafeRawPointer(r0 + t * plane + x).loadUnaligned(as: SIMD16<UInt8>.self)) }
+                // 32 bytes from the row's even column 2x on: the phase's 16 pixels at its even or odd offsets.
+                return phaseBytes(UnsafeRawPointer(r0 - b + t * plane + 2 * x).loadUnaligned(as: SIMD16<UInt16>.self), odd: b == 1)
             }
-            if rows == 0 { (out + pitch + 1).update(repeating: padQuad, count: planeStride - pitch - 1) }
+            // Whether 16 pixels from x on are read within the row.
+            @inline(__always) func fits(_ x: Int) -> Bool { x >= 0 && (stride == 1 ? x + 16 <= columns : 2 * x + 32 <= width) }
+            var x = 0
+            while fits(x) {
+                UnsafeMutableRawPointer(row + x).storeBytes(of: interleavedQuads(lane(0, x), lane(1, x), lane(2, x), lane(3, x)),
+                                                            as: SIMD16<UInt32>.self)
+                x += 16
+            }
+            if x < columns && fits(columns - 16) {
+                // The last 16 quads, overlapping quads already written with the same values.
+                let x = columns - 16
+                UnsafeMutableRawPointer(row + x).storeBytes(of: interleavedQuads(lane(0, x), lane(1, x), lane(2, x), lane(3, x)),
+                                                            as: SIMD16<UInt32>.self)
+            } else if x < columns {
+                // A narrow row (or its end too near the map's): each channel's remaining pixels gathered into a
+                // vector first (`pad` past them), then interleaved as above.
+                let count = columns - x
+                @inline(__always) func gathered(_ t: Int) -> SIMD16<UInt32> {
+                    guard t < valid else { return padLanes }
+                    var bytes = SIMD16<UInt8>(repeating: pad)
+                    for i in 0..<count { bytes[i] = r0[t * plane + stride * (x + i)] }
+                    return widened(bytes)
+                }
+                let quads = interleavedQuads(gathered(0), gathered(1), gathered(2), gathered(3))
+                withUnsafeBytes(of: quads) { UnsafeMutableRawPointer(row + x).copyMemory(from: $0.baseAddress!, byteCount: 4 * count) }
+            }
+            let gapEnd = y + 1 < rows ? (y + 2) * pitch + 1 : planeStride
+            (row + columns).update(repeating: padQuad, count: gapEnd - ((y + 1) * pitch + 1 + columns))
         }
+        if rows == 0 { (out + pitch + 1).update(repeating: padQuad, count: planeStride - pitch - 1) }
     }
     #endif
 }

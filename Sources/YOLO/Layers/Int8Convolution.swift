@@ -213,9 +213,9 @@ import YOLOKernels
         let (shape, pad, k) = (steps.inputShape, input.zeroPoint, kernel.kernel)
         let (planes, grid) = (scratch, scratch + d.planesBytes)
         let pack = k.packQuads!
-        Parallel.forRanges(d.quads, threads: threads) { quads in
-            pack(source, shape.channels, shape.height, shape.width, pad, d.stride, d.pitch, quads.lowerBound, quads.upperBound,
-                 d.planeStride, planes)
+        Parallel.forRanges(d.quads * d.stride * d.stride, threads: threads) { planeRange in
+            pack(source, shape.channels, shape.height, shape.width, pad, d.stride, d.pitch, planeRange.lowerBound,
+                 planeRange.upperBound, d.planeStride, planes)
         }
         let (packed, epilogue) = (packed, epilogue)
         let ldc = d.gridColumns(k.tileColumns)

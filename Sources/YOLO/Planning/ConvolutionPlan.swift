@@ -23,7 +23,7 @@
 
     /// Which side of an int8 direct product the threads share (`Algorithm.int8Direct`).
     public enum DirectSplit: String, Sendable {
-        /// The 64-column blocks of output positions (at least 4 a thread).
+        /// The 64-column blocks of output positions.
         case columns
         /// Filters.
         case filters

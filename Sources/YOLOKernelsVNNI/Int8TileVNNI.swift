@@ -149,26 +149,43 @@ public func vnniInt8Quantize(_ count: Int, _ source: UnsafePointer<Float>, _ rec
     #endif
 }
 
+/// How many rows of a panel a `VNNITile.sweep` specialization multiplies (2, 4 or 6).
+protocol TileHeight { static var rows: Int { get } }
+enum TwoRows: TileHeight { static var rows: Int { 2 } }
+enum FourRows: TileHeight { static var rows: Int { 4 } }
+enum SixRows: TileHeight { static var rows: Int { 6 } }
+
 enum VNNITile {
-    /// One 6 × 64 tile (`rows` of its rows stored; A's panel is zero-padded, so all six are multiplied).
+    /// One 6 × 64 tile (`rows` of its rows stored): A's panel is zero-padded, and a panel with 2 or 4 valid rows
+    /// multiplies only those (the last panel of 32, 64, 128 or 256 filters: one in 11 of 64 filters' products).
     @inline(never)
     static func tile(_ steps: Int, _ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ c: UnsafeMutableRawPointer,
                      _ ldc: Int, _ rows: Int, _ e: Int8Epilogue) {
-        sweep(steps, a, c, ldc, rows, e) { b + 256 * $0 }
+        switch rows {
+        case ...2: sweep(steps, a, c, ldc, rows, e, TwoRows.self) { b + 256 * $0 }
+        case 3...4: sweep(steps, a, c, ldc, rows, e, FourRows.self) { b + 256 * $0 }
+        default: sweep(steps, a, c, ldc, rows, e, SixRows.self) { b + 256 * $0 }
+        }
     }
 
-    /// One 6 × 64 tile of the direct product: step `s` reads B's 256 bytes at `b + offsets[s]`.
+    /// One 6 × 64 tile of the direct product: step `s` reads B's 256 bytes at `b + offsets[s]` (rows as `tile`).
     @inline(never)
     static func directTile(_ steps: Int, _ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ offsets: UnsafePointer<Int32>,
                            _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int, _ e: Int8Epilogue) {
-        sweep(steps, a, c, ldc, rows, e) { b + Int(offsets[$0]) }
+        switch rows {
+        case ...2: sweep(steps, a, c, ldc, rows, e, TwoRows.self) { b + Int(offsets[$0]) }
+        case 3...4: sweep(steps, a, c, ldc, rows, e, FourRows.self) { b + Int(offsets[$0]) }
+        default: sweep(steps, a, c, ldc, rows, e, SixRows.self) { b + Int(offsets[$0]) }
+        }
     }
 
     /// The 6 × 64 tile both entry points run: step `s` multiplies A's next 24 bytes (six rows of 4) by the 256
-    /// bytes at `bAt(s)`; inlined into each, so the accumulators stay in registers.
+    /// bytes at `bAt(s)`, for the first `Height.rows` rows (a constant of each specialization: the other
+    /// accumulators are compiled away); inlined into each, so the accumulators stay in registers.
     @inline(__always)
-    static func sweep(_ steps: Int, _ a: UnsafeRawPointer, _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int,
-                      _ e: Int8Epilogue, _ bAt: (Int) -> UnsafeRawPointer) {
+    static func sweep<Height: TileHeight>(_ steps: Int, _ a: UnsafeRawPointer, _ c: UnsafeMutableRawPointer, _ ldc: Int,
+                                          _ rows: Int, _ e: Int8Epilogue, _ height: Height.Type,
+                                          _ bAt: (Int) -> UnsafeRawPointer) {
         var c00 = Int32x16(), c01 = Int32x16(), c02 = Int32x16(), c03 = Int32x16()
         var c10 = Int32x16(), c11 = Int32x16(), c12 = Int32x16(), c13 = Int32x16()
         var c20 = Int32x16(), c21 = Int32x16(), c22 = Int32x16(), c23 = Int32x16()
@@ -188,28 +205,32 @@ enum VNNITile {
             w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 4, as: Int32.self))
             c10 = dotProductAccumulate(c10, b0, w); c11 = dotProductAccumulate(c11, b1, w)
             c12 = dotProductAccumulate(c12, b2, w); c13 = dotProductAccumulate(c13, b3, w)
-            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 8, as: Int32.self))
-            c20 = dotProductAccumulate(c20, b0, w); c21 = dotProductAccumulate(c21, b1, w)
-            c22 = dotProductAccumulate(c22, b2, w); c23 = dotProductAccumulate(c23, b3, w)
-            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 12, as: Int32.self))
-            c30 = dotProductAccumulate(c30, b0, w); c31 = dotProductAccumulate(c31, b1, w)
-            c32 = dotProductAccumulate(c32, b2, w); c33 = dotProductAccumulate(c33, b3, w)
-            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 16, as: Int32.self))
-            c40 = dotProductAccumulate(c40, b0, w); c41 = dotProductAccumulate(c41, b1, w)
-            c42 = dotProductAccumulate(c42, b2, w); c43 = dotProductAccumulate(c43, b3, w)
-            w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 20, as: Int32.self))
-            c50 = dotProductAccumulate(c50, b0, w); c51 = dotProductAccumulate(c51, b1, w)
-            c52 = dotProductAccumulate(c52, b2, w); c53 = dotProductAccumulate(c53, b3, w)
+            if Height.rows > 2 {
+                w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 8, as: Int32.self))
+                c20 = dotProductAccumulate(c20, b0, w); c21 = dotProductAccumulate(c21, b1, w)
+                c22 = dotProductAccumulate(c22, b2, w); c23 = dotProductAccumulate(c23, b3, w)
+                w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 12, as: Int32.self))
+                c30 = dotProductAccumulate(c30, b0, w); c31 = dotProductAccumulate(c31, b1, w)
+                c32 = dotProductAccumulate(c32, b2, w); c33 = dotProductAccumulate(c33, b3, w)
+            }
+            if Height.rows > 4 {
+                w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 16, as: Int32.self))
+                c40 = dotProductAccumulate(c40, b0, w); c41 = dotProductAccumulate(c41, b1, w)
+                c42 = dotProductAccumulate(c42, b2, w); c43 = dotProductAccumulate(c43, b3, w)
+                w = Int32x16(repeating: ap.loadUnaligned(fromByteOffset: 20, as: Int32.self))
+                c50 = dotProductAccumulate(c50, b0, w); c51 = dotProductAccumulate(c51, b1, w)
+                c52 = dotProductAccumulate(c52, b2, w); c53 = dotProductAccumulate(c53, b3, w)
+            }
             ap += 24
         }
         let rowBytes = ldc * e.outputBytes
         let activation = Activation(code: e.activation)
         store(c, 0, e, activation, c00, c01, c02, c03)
         if rows > 1 { store(c + 1 * rowBytes, 1, e, activation, c10, c11, c12, c13) }
-        if rows > 2 { store(c + 2 * rowBytes, 2, e, activation, c20, c21, c22, c23) }
-        if rows > 3 { store(c + 3 * rowBytes, 3, e, activation, c30, c31, c32, c33) }
-        if rows > 4 { store(c + 4 * rowBytes, 4, e, activation, c40, c41, c42, c43) }
-        if rows > 5 { store(c + 5 * rowBytes, 5, e, activation, c50, c51, c52, c53) }
+        if Height.rows > 2 && rows > 2 { store(c + 2 * rowBytes, 2, e, activation, c20, c21, c22, c23) }
+        if Height.rows > 2 && rows > 3 { store(c + 3 * rowBytes, 3, e, activation, c30, c31, c32, c33) }
+        if Height.rows > 4 && rows > 4 { store(c + 4 * rowBytes, 4, e, activation, c40, c41, c42, c43) }
+        if Height.rows > 4 && rows > 5 { store(c + 5 * rowBytes, 5, e, activation, c50, c51, c52, c53) }
     }
 
     /// Row `r` of the tile through the epilogue (`Int8Epilogue`), stored at `p`: 64 bytes or 64 floats.

@@ -41,9 +41,10 @@ import YOLOTestSupport
     }
 
     /// On u8 codes (between int8 layers): the same windows on bytes, against the plain loop on the codes as floats
-    /// (exact: every code is a float). Widths of 32 and more reach the 16-output byte steps of the 2×2/2 path, with
-    /// a scalar tail after them; the stride-1 and 3×3 shapes take the general path. Stale output is 0xAB.
-    @Test(arguments: [(3, 8, 8, 2, 2), (2, 7, 33, 2, 2), (3, 52, 52, 2, 2), (2, 26, 75, 2, 2), (4, 13, 13, 2, 1),
+    /// (exact: every code is a float). 2×2/2 on even heights and widths runs over whole planes (`poolHalving`);
+    /// otherwise widths of 32 and more reach the 16-output byte steps of the 2×2/2 path, with a scalar tail after
+    /// them; the stride-1 and 3×3 shapes take the general path. Stale output is 0xAB.
+    @Test(arguments: [(3, 8, 8, 2, 2), (2, 7, 33, 2, 2), (3, 52, 52, 2, 2), (5, 26, 26, 2, 2), (2, 26, 75, 2, 2), (4, 13, 13, 2, 1),
                       (3, 9, 9, 3, 2), (8, 201, 200, 2, 2)], [1, 2, 3])
     func codesMatchPlainLoop(shape: (Int, Int, Int, Int, Int), threads: Int) {
         let (c, h, w, size, stride) = shape

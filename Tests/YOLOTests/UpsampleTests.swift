@@ -1,4 +1,5 @@
 import Testing
+import YOLOTestSupport
 @_spi(Engine) @testable import YOLO
 
 /// Nearest-neighbour upsampling, split over workers by channel, against the definition (exact).
@@ -20,6 +21,36 @@ import Testing
         for c in 0..<shape.channels {
             for y in 0..<outH {
                 for x in 0..<outW { expected.append(2 * input[(c * shape.height + y / stride) * shape.width + x / stride]) }
+            }
+        }
+        #expect(output == expected)
+    }
+
+    /// On u8 codes (between int8 layers): copies of each code, against the definition; stride 2 takes the 16-bit pair
+    /// path (`doubleBytes`), others the general one. Stale output is 0xAB.
+    @Test(arguments: [(3, 13, 13, 2), (2, 5, 8, 2), (2, 4, 6, 3), (1, 3, 3, 1)], [1, 2, 3])
+    func codesMatchDefinition(shape: (Int, Int, Int, Int), threads: Int) {
+        let (c, h, w, stride) = shape
+        var random = SeededRandom(seed: UInt64(h * w + c))
+        let codes = (0..<c * h * w).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        let layer = Upsample(input: -1, inputShape: Shape(channels: c, height: h, width: w), stride: stride, bytes: true)
+        var output = [UInt8](repeating: 0xAB, count: layer.outputShape.count)
+        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: max(layer.scratchCount, 16))
+        defer { scratch.deallocate() }
+        codes.withUnsafeBytes { source in
+            output.withUnsafeMutableBytes { destination in
+                var pointer = source.baseAddress!.assumingMemoryBound(to: Float.self)
+                withUnsafePointer(to: &pointer) { table in
+                    layer.forward(LayerIO(inputs: UnsafeBufferPointer(start: table, count: 1),
+                                          output: destination.baseAddress!.assumingMemoryBound(to: Float.self), scratch: scratch,
+                                          threads: threads))
+                }
+            }
+        }
+        var expected: [UInt8] = []
+        for ch in 0..<c {
+            for y in 0..<h * stride {
+                for x in 0..<w * stride { expected.append(codes[(ch * h + y / stride) * w + x / stride]) }
             }
         }
         #expect(output == expected)

@@ -27,7 +27,9 @@
         let (input, output) = (io.input, io.output)
         // Small maps get one thread from the planner (`ConvolutionPlanner.threadCap`).
         Parallel.forRanges(inputShape.channels, threads: io.threads) { channels in
-            if bytes {
+            if bytes && stride == 2 {
+                doubleBytes(channels, UnsafeRawPointer(input), UnsafeMutableRawPointer(output))
+            } else if bytes {
                 spread(channels, UnsafeRawPointer(input).assumingMemoryBound(to: UInt8.self),
                        UnsafeMutableRawPointer(output).assumingMemoryBound(to: UInt8.self)) { $0 }
             } else {
@@ -37,6 +39,28 @@
     }
 
     /// Each value of `channels`, mapped by `value`, copied to its `stride × stride` block.
+    /// Codes at stride 2: each code as a 16-bit pair (`code · 0x0101`) into both of its output rows, one unit-stride
+    /// loop LLVM vectorizes (`spread` stores each pair and copies each row with `memmove`: yolov4-tiny int8's
+    /// layer 33, 13×13×128 codes, took 0.068 ms).
+    func doubleBytes(_ channels: Range<Int>, _ input: UnsafeRawPointer, _ output: UnsafeMutableRawPointer) {
+        let (height, width) = (inputShape.height, inputShape.width)
+        let outW = outputShape.width
+        for c in channels {
+            let source = (input + c * height * width).assumingMemoryBound(to: UInt8.self)
+            let destination = output + c * outputShape.planeCount
+            for y in 0..<height {
+                let row = source + y * width
+                let first = (destination + 2 * y * outW).assumingMemoryBound(to: UInt16.self)
+                let second = (destination + (2 * y + 1) * outW).assumingMemoryBound(to: UInt16.self)
+                for x in 0..<width {
+                    let pair = UInt16(row[x]) &* 0x0101
+                    first[x] = pair
+                    second[x] = pair
+                }
+            }
+        }
+    }
+
     @inline(__always)
     func spread<Element>(_ channels: Range<Int>, _ input: UnsafePointer<Element>, _ output: UnsafeMutablePointer<Element>,
                          _ value: (Element) -> Element) {

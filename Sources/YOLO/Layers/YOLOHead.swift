@@ -35,7 +35,9 @@
 
     public var algorithm: String { "passthrough" }
 
+    /// Copies the input, unless the workspace placed the output on it (`Workspace.routeAliases`: it does).
     public func forward(_ io: LayerIO) {
+        guard io.output != UnsafeMutablePointer(mutating: io.input) else { return }
         io.output.update(from: io.input, count: outputShape.count)
     }
 }

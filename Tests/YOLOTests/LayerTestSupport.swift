@@ -91,6 +91,25 @@ enum LayerTestSupport {
         return output
     }
 
+    /// Runs one single-input layer on u8 codes (a max-pool or upsample between int8 layers) with `threads` workers;
+    /// returns its output codes (0xAB where it wrote nothing).
+    static func runBytes(_ layer: any Layer, input: [UInt8], threads: Int) -> [UInt8] {
+        var output = [UInt8](repeating: 0xAB, count: layer.outputShape.count)
+        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: max(layer.scratchCount, 16))
+        defer { scratch.deallocate() }
+        input.withUnsafeBytes { source in
+            output.withUnsafeMutableBytes { destination in
+                var pointer = source.baseAddress!.assumingMemoryBound(to: Float.self)
+                withUnsafePointer(to: &pointer) { table in
+                    layer.forward(LayerIO(inputs: UnsafeBufferPointer(start: table, count: 1),
+                                          output: destination.baseAddress!.assumingMemoryBound(to: Float.self), scratch: scratch,
+                                          threads: threads))
+                }
+            }
+        }
+        return output
+    }
+
     /// Runs a `FusingLayer` as a workspace that skipped the layer before it would (`LayerIO.fused`; input 0,
     /// that layer's output, is never read, input 1 is `input`); stale scratch is NaN so it cannot leak in.
     static func runFused(_ layer: any FusingLayer, input: [Float], threads: Int) -> [Float] {

@@ -53,20 +53,7 @@ import YOLOTestSupport
         let layer = MaxPool(input: -1, inputShape: Shape(channels: c, height: h, width: w), size: size,
                             stride: stride, padding: size - 1, bytes: true)
         let expected = Self.reference(codes.map(Float.init), shape: layer.inputShape, size: size, stride: stride, padding: size - 1)
-        var output = [UInt8](repeating: 0xAB, count: layer.outputShape.count)
-        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: max(layer.scratchCount, 16))
-        defer { scratch.deallocate() }
-        codes.withUnsafeBytes { source in
-            output.withUnsafeMutableBytes { destination in
-                var pointer = source.baseAddress!.assumingMemoryBound(to: Float.self)
-                withUnsafePointer(to: &pointer) { table in
-                    layer.forward(LayerIO(inputs: UnsafeBufferPointer(start: table, count: 1),
-                                          output: destination.baseAddress!.assumingMemoryBound(to: Float.self),
-                                          scratch: scratch,
-                                          threads: threads))
-                }
-            }
-        }
+        let output = LayerTestSupport.runBytes(layer, input: codes, threads: threads)
         #expect(output.map(Float.init) == expected)
     }
 }

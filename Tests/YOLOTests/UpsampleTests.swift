@@ -34,19 +34,7 @@ import YOLOTestSupport
         var random = SeededRandom(seed: UInt64(h * w + c))
         let codes = (0..<c * h * w).map { _ in UInt8(truncatingIfNeeded: random.next()) }
         let layer = Upsample(input: -1, inputShape: Shape(channels: c, height: h, width: w), stride: stride, bytes: true)
-        var output = [UInt8](repeating: 0xAB, count: layer.outputShape.count)
-        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: max(layer.scratchCount, 16))
-        defer { scratch.deallocate() }
-        codes.withUnsafeBytes { source in
-            output.withUnsafeMutableBytes { destination in
-                var pointer = source.baseAddress!.assumingMemoryBound(to: Float.self)
-                withUnsafePointer(to: &pointer) { table in
-                    layer.forward(LayerIO(inputs: UnsafeBufferPointer(start: table, count: 1),
-                                          output: destination.baseAddress!.assumingMemoryBound(to: Float.self), scratch: scratch,
-                                          threads: threads))
-                }
-            }
-        }
+        let output = LayerTestSupport.runBytes(layer, input: codes, threads: threads)
         var expected: [UInt8] = []
         for ch in 0..<c {
             for y in 0..<h * stride {

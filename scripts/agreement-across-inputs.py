@@ -10,6 +10,8 @@ threshold, greedily by IoU, so its totals differ from `yolo compare`, which coun
 """
 import glob, json, os, subprocess, sys
 
+from ultralytics_reference import iou
+
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 yolo = os.path.join(root, '.build/release/yolo')
 shared = os.path.join(os.path.dirname(root), 'shared/data')
@@ -20,13 +22,6 @@ def detect(model, extra):
     out = subprocess.run([yolo, 'detect', '--model', model, '--format', 'json'] + extra + images,
                          capture_output=True, text=True, check=True).stdout
     return {r['image']: [(d['classIndex'], d['box']) for d in r['detections']] for r in json.loads(out)}
-
-def iou(a, b):
-    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = w * h
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
 
 def agreement(reference, candidate, threshold):
     matched = total = 0

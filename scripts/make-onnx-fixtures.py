@@ -38,6 +38,8 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
+from ultralytics_reference import suppress
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "YOLOTests", "Fixtures", "onnx")
 rng = np.random.default_rng(38)
 
@@ -187,27 +189,6 @@ class Graph:
         return model
 
 
-def iou(a, b):
-    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = w * h
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
-
-
-def suppress(output, conf=0.25, iou_threshold=0.7, max_det=300):
-    p = output.T.astype(np.float64)
-    best, score = p[:, 4:].argmax(1), p[:, 4:].max(1)
-    keep = np.nonzero(score > conf)[0]
-    order = keep[np.argsort(-score[keep], kind="stable")]
-    boxes = np.stack([p[:, 0] - p[:, 2] / 2, p[:, 1] - p[:, 3] / 2, p[:, 0] + p[:, 2] / 2, p[:, 1] + p[:, 3] / 2], 1)
-    kept = []
-    for i in order:
-        if all(best[j] != best[i] or iou(boxes[i], boxes[j]) <= iou_threshold for j in kept):
-            kept.append(i)
-    return [{"classIndex": int(best[i]), "confidence": float(score[i]), "box": [float(v) for v in boxes[i]]} for i in kept[:max_det]]
-
-
 def tiny_v8():
     g, size, nc = Graph(), 64, 3
     x = g.conv("images", 3, 8, 3, 2)          # 32
@@ -312,7 +293,8 @@ def reference(model, size, prefix):
     np.save(os.path.join(OUT, f"{prefix}input.npy"), blob)
     for k, head in enumerate(results[1:]):
         np.save(os.path.join(OUT, f"{prefix}head{k}.npy"), head.astype(np.float32))
-    detections = suppress(results[0][0])
+    detections = [{"classIndex": c, "confidence": score, "box": [float(v) for v in box]}
+                  for c, score, box in suppress(results[0][0])]
     with open(os.path.join(OUT, f"{prefix}detections.json"), "w") as f:
         json.dump(detections, f, indent=1)
     print(f"{prefix or 'v8 '}{len(heads)} heads, {len(detections)} detections, onnxruntime {ort.__version__}", file=sys.stderr)

@@ -30,6 +30,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+from ultralytics_reference import iou, suppress
+
 
 def head_concats(model):
     """Names of the head Concat outputs: axis 1, two Conv inputs, read by a Reshape (as the converter finds them)."""
@@ -61,33 +63,6 @@ def session(path, extra):
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-
-
-def iou(a, b):
-    """IoU of corner boxes (x1, y1, x2, y2), areas without +1."""
-    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = w * h
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
-
-
-def suppress(output, conf=0.25, iou_threshold=0.7, max_det=300, max_nms=30000):
-    """Ultralytics-style NMS of one image's decoded output (4 + nc rows: cx, cy, w, h, class scores)."""
-    p = output.T.astype(np.float64)
-    scores = p[:, 4:]
-    best = scores.argmax(1)
-    score = scores.max(1)
-    keep = np.nonzero(score > conf)[0]
-    order = keep[np.argsort(-score[keep], kind="stable")][:max_nms]
-    boxes = np.stack([p[:, 0] - p[:, 2] / 2, p[:, 1] - p[:, 3] / 2, p[:, 0] + p[:, 2] / 2, p[:, 1] + p[:, 3] / 2], 1)
-    kept = []
-    for i in order:
-        if all(best[j] != best[i] or iou(boxes[i], boxes[j]) <= iou_threshold for j in kept):
-            kept.append(i)
-        if len(kept) == max_det:
-            break
-    return [(int(best[i]), float(score[i]), boxes[i]) for i in kept]
 
 
 def letterbox_inverse(box, image_w, image_h, net_w, net_h):

@@ -49,6 +49,11 @@ public func vnniInt8PackQuads(_ source: UnsafePointer<UInt8>, _ channels: Int, _
     let padQuad = UInt32(pad) &* 0x0101_0101
     let padLanes = SIMD16<UInt32>(repeating: UInt32(pad))
     let plane = height * width
+    // `pad` quads (a plain loop: the standard library's `update(repeating:count:)` would be specialized for this ISA
+    // with shared linkage, where check-isa.sh rejects it).
+    @inline(__always) func fill(_ target: UnsafeMutablePointer<UInt32>, _ count: Int) {
+        for i in 0..<count { target[i] = padQuad }
+    }
     for index in firstPlane..<endPlane {
         let (q, phase) = index.quotientAndRemainder(dividingBy: stride * stride)
         let first = source + 4 * q * plane
@@ -58,7 +63,7 @@ public func vnniInt8PackQuads(_ source: UnsafePointer<UInt8>, _ channels: Int, _
         let rows = (height - a + stride - 1) / stride, columns = (width - b + stride - 1) / stride
         let out = (target + index * planeStride * 4).assumingMemoryBound(to: UInt32.self)
         // `pad` where no row goes: above the first row, between rows (pitch − columns quads) and below the last.
-        out.update(repeating: padQuad, count: pitch + 1)
+        fill(out, pitch + 1)
         for y in 0..<rows {
             let row = out + (y + 1) * pitch + 1
             let r0 = first + (stride * y + a) * width + b
@@ -96,9 +101,9 @@ public func vnniInt8PackQuads(_ source: UnsafePointer<UInt8>, _ channels: Int, _
                 withUnsafeBytes(of: quads) { UnsafeMutableRawPointer(row + x).copyMemory(from: $0.baseAddress!, byteCount: 4 * count) }
             }
             let gapEnd = y + 1 < rows ? (y + 2) * pitch + 1 : planeStride
-            (row + columns).update(repeating: padQuad, count: gapEnd - ((y + 1) * pitch + 1 + columns))
+            fill(row + columns, gapEnd - ((y + 1) * pitch + 1 + columns))
         }
-        if rows == 0 { (out + pitch + 1).update(repeating: padQuad, count: planeStride - pitch - 1) }
+        if rows == 0 { fill(out + pitch + 1, planeStride - pitch - 1) }
     }
     #endif
 }

@@ -142,3 +142,13 @@ public struct OffsetRows: RowsOfB {
         return UnsafeRawPointer(base + offsets.pointee)
     }
 }
+
+/// How many rows of a panel a micro-kernel specialization multiplies (the AVX2 fp32 tile, the VNNI int8 tile): a
+/// call storing at most 2 (or 4) rows multiplies only those, on a third (or two thirds) of the accumulators,
+/// instead of all 6. The transposed Winograd products have such panels often (16 tiles: 6 + 6 + 4; 49 tiles:
+/// 8 × 6 + 1), and so does the last panel of most filter counts. `rows` is inlinable, so each specialization sees
+/// a constant and compiles the unused accumulators away.
+public protocol TileHeight { static var rows: Int { get } }
+public enum TwoRows: TileHeight { @inlinable public static var rows: Int { 2 } }
+public enum FourRows: TileHeight { @inlinable public static var rows: Int { 4 } }
+public enum SixRows: TileHeight { @inlinable public static var rows: Int { 6 } }

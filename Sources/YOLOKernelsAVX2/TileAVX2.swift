@@ -100,15 +100,6 @@ func streamed<Height: TileHeight>(_ k: Int, _ a: UnsafePointer<Float>, _ b: Unsa
     AVX2Tile.tile(k, a, &rowsOfB, c, ldc, rows, accumulate, bias, activation, height)
 }
 
-/// How many rows of a panel an `AVX2Tile.tile` specialization multiplies: a call storing at most 2 (or 4)
-/// rows multiplies only those, on 4 (or 8) accumulators, instead of all 6. The transposed Winograd
-/// products have such panels often (16 tiles: 6 + 6 + 4; 49 tiles: 8 × 6 + 1), and so does the last
-/// panel of most filter counts.
-protocol TileHeight { static var rows: Int { get } }
-enum TwoRows: TileHeight { static var rows: Int { 2 } }
-enum FourRows: TileHeight { static var rows: Int { 4 } }
-enum SixRows: TileHeight { static var rows: Int { 6 } }
-
 /// The kernel's body, specialized for each way of finding B's rows.
 enum AVX2Tile {
     typealias Vector = SIMD8<Float>
@@ -179,37 +170,26 @@ enum AVX2Tile {
         if !inRegisters { activate(c, ldc, rows, activation) }
     }
 
-    /// The transcendental activations (logistic, swish, mish) on the tile's stored rows, one loop: inlined
-    /// into each row's store instead, the exponential's copies in the nine specializations of `tile` kept this
-    /// target's SIL optimizer busy for a quarter of an hour.
+    /// The transcendental activations (logistic, swish, mish) on the tile's stored rows, out of line: inlined into
+    /// each row's store of all nine specializations of `tile`, the exponential's copies make this module take many
+    /// minutes to optimize.
     @inline(never)
     static func activate(_ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ activation: Activation) {
         activation.withVectorFunction(Vector.self) { activation in
             // A whole tile's 12 vectors at once: the exponential is one long chain of dependent operations, and
             // 12 of them side by side keep the FMA units busy where two per loop step left them waiting.
             if rows == 6 {
-                let p0 = UnsafeMutableRawPointer(c), p1 = p0 + 4 * ldc, p2 = p1 + 4 * ldc, p3 = p2 + 4 * ldc, p4 = p3 + 4 * ldc
-                let p5 = p4 + 4 * ldc
-                let v = (p0.loadUnaligned(as: Vector.self), p0.loadUnaligned(fromByteOffset: 32, as: Vector.self),
-                         p1.loadUnaligned(as: Vector.self), p1.loadUnaligned(fromByteOffset: 32, as: Vector.self),
-                         p2.loadUnaligned(as: Vector.self), p2.loadUnaligned(fromByteOffset: 32, as: Vector.self),
-                         p3.loadUnaligned(as: Vector.self), p3.loadUnaligned(fromByteOffset: 32, as: Vector.self),
-                         p4.loadUnaligned(as: Vector.self), p4.loadUnaligned(fromByteOffset: 32, as: Vector.self),
-                         p5.loadUnaligned(as: Vector.self), p5.loadUnaligned(fromByteOffset: 32, as: Vector.self))
-                let y = (activation(v.0), activation(v.1), activation(v.2), activation(v.3), activation(v.4), activation(v.5),
-                         activation(v.6), activation(v.7), activation(v.8), activation(v.9), activation(v.10), activation(v.11))
-                p0.storeBytes(of: y.0, as: Vector.self); p0.storeBytes(of: y.1, toByteOffset: 32, as: Vector.self)
-                p1.storeBytes(of: y.2, as: Vector.self); p1.storeBytes(of: y.3, toByteOffset: 32, as: Vector.self)
-                p2.storeBytes(of: y.4, as: Vector.self); p2.storeBytes(of: y.5, toByteOffset: 32, as: Vector.self)
-                p3.storeBytes(of: y.6, as: Vector.self); p3.storeBytes(of: y.7, toByteOffset: 32, as: Vector.self)
-                p4.storeBytes(of: y.8, as: Vector.self); p4.storeBytes(of: y.9, toByteOffset: 32, as: Vector.self)
-                p5.storeBytes(of: y.10, as: Vector.self); p5.storeBytes(of: y.11, toByteOffset: 32, as: Vector.self)
+                let (v0, v1) = load(c), (v2, v3) = load(c + ldc), (v4, v5) = load(c + 2 * ldc)
+                let (v6, v7) = load(c + 3 * ldc), (v8, v9) = load(c + 4 * ldc), (v10, v11) = load(c + 5 * ldc)
+                let y = (activation(v0), activation(v1), activation(v2), activation(v3), activation(v4), activation(v5),
+                         activation(v6), activation(v7), activation(v8), activation(v9), activation(v10), activation(v11))
+                store(c, y.0, y.1); store(c + ldc, y.2, y.3); store(c + 2 * ldc, y.4, y.5)
+                store(c + 3 * ldc, y.6, y.7); store(c + 4 * ldc, y.8, y.9); store(c + 5 * ldc, y.10, y.11)
                 return
             }
             for r in 0..<min(rows, 6) {
-                let p = UnsafeMutableRawPointer(c + r * ldc)
-                p.storeBytes(of: activation(p.loadUnaligned(as: Vector.self)), as: Vector.self)
-                p.storeBytes(of: activation(p.loadUnaligned(fromByteOffset: 32, as: Vector.self)), toByteOffset: 32, as: Vector.self)
+                let (v0, v1) = load(c + r * ldc)
+                store(c + r * ldc, activation(v0), activation(v1))
             }
         }
     }

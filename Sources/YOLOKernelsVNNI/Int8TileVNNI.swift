@@ -76,17 +76,18 @@ public func vnniInt8PackQuads(_ source: UnsafePointer<UInt8>, _ channels: Int, _
             }
             // Whether 16 pixels from x on are read within the row.
             @inline(__always) func fits(_ x: Int) -> Bool { x >= 0 && (stride == 1 ? x + 16 <= columns : 2 * x + 32 <= width) }
-            var x = 0
-            while fits(x) {
+            // The 16 quads from pixel x on.
+            @inline(__always) func put(_ x: Int) {
                 UnsafeMutableRawPointer(row + x).storeBytes(of: interleavedQuads(lane(0, x), lane(1, x), lane(2, x), lane(3, x)),
                                                             as: SIMD16<UInt32>.self)
+            }
+            var x = 0
+            while fits(x) {
+                put(x)
                 x += 16
             }
             if x < columns && fits(columns - 16) {
-                // The last 16 quads, overlapping quads already written with the same values.
-                let x = columns - 16
-                UnsafeMutableRawPointer(row + x).storeBytes(of: interleavedQuads(lane(0, x), lane(1, x), lane(2, x), lane(3, x)),
-                                                            as: SIMD16<UInt32>.self)
+                put(columns - 16)   // the last 16, overlapping quads already written with the same values
             } else if x < columns {
                 // A narrow row (or its end too near the map's): each channel's remaining pixels gathered into a
                 // vector first (`pad` past them), then interleaved as above.
@@ -154,33 +155,30 @@ public func vnniInt8Quantize(_ count: Int, _ source: UnsafePointer<Float>, _ rec
     #endif
 }
 
-/// How many rows of a panel a `VNNITile.sweep` specialization multiplies (2, 4 or 6).
-protocol TileHeight { static var rows: Int { get } }
-enum TwoRows: TileHeight { static var rows: Int { 2 } }
-enum FourRows: TileHeight { static var rows: Int { 4 } }
-enum SixRows: TileHeight { static var rows: Int { 6 } }
-
 enum VNNITile {
     /// One 6 × 64 tile (`rows` of its rows stored): A's panel is zero-padded, and a panel with 2 or 4 valid rows
     /// multiplies only those (the last panel of 32, 64, 128 or 256 filters: one in 11 of 64 filters' products).
     @inline(never)
     static func tile(_ steps: Int, _ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ c: UnsafeMutableRawPointer,
                      _ ldc: Int, _ rows: Int, _ e: Int8Epilogue) {
-        switch rows {
-        case ...2: sweep(steps, a, c, ldc, rows, e, TwoRows.self) { b + 256 * $0 }
-        case 3...4: sweep(steps, a, c, ldc, rows, e, FourRows.self) { b + 256 * $0 }
-        default: sweep(steps, a, c, ldc, rows, e, SixRows.self) { b + 256 * $0 }
-        }
+        sweep(steps, a, c, ldc, rows, e) { b + 256 * $0 }
     }
 
     /// One 6 × 64 tile of the direct product: step `s` reads B's 256 bytes at `b + offsets[s]` (rows as `tile`).
     @inline(never)
     static func directTile(_ steps: Int, _ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ offsets: UnsafePointer<Int32>,
                            _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int, _ e: Int8Epilogue) {
+        sweep(steps, a, c, ldc, rows, e) { b + Int(offsets[$0]) }
+    }
+
+    /// `sweep` specialized for the fewest of 2, 4 or 6 rows that covers `rows` (`TileHeight`).
+    @inline(__always)
+    static func sweep(_ steps: Int, _ a: UnsafeRawPointer, _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int,
+                      _ e: Int8Epilogue, _ bAt: (Int) -> UnsafeRawPointer) {
         switch rows {
-        case ...2: sweep(steps, a, c, ldc, rows, e, TwoRows.self) { b + Int(offsets[$0]) }
-        case 3...4: sweep(steps, a, c, ldc, rows, e, FourRows.self) { b + Int(offsets[$0]) }
-        default: sweep(steps, a, c, ldc, rows, e, SixRows.self) { b + Int(offsets[$0]) }
+        case ...2: sweep(steps, a, c, ldc, rows, e, TwoRows.self, bAt)
+        case 3...4: sweep(steps, a, c, ldc, rows, e, FourRows.self, bAt)
+        default: sweep(steps, a, c, ldc, rows, e, SixRows.self, bAt)
         }
     }
 

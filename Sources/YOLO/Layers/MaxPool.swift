@@ -63,23 +63,21 @@
         size == 2 && stride == 2 && offset == 0 && inputShape.height % 2 == 0 && inputShape.width % 2 == 0
     }
 
-    /// `pool` for codes when `halvesEvenMap`, in two long unit-stride loops LLVM vectorizes instead of one short
-    /// loop per output row: the larger of each pair of rows into `rows` (`height / 2` rows of `width`, a plain
-    /// loop per row pair), then the larger of each pair of neighbours there, over the whole plane at once (pairs never straddle two rows, the
-    /// width being even). yolov4-tiny int8's three max-pools took 0.074, 0.098 and 0.090 ms row by row (rows of
-    /// 52, 26 and 13 outputs).
+    /// `pool` for codes when `halvesEvenMap`, in unit-stride loops LLVM vectorizes rather than one short loop per
+    /// output row (13 outputs on yolov4-tiny's last pool): the larger of each pair of rows into `rows` (`height / 2`
+    /// rows of `width`), then the larger of each pair of neighbours there, over the whole plane in one loop (pairs
+    /// never straddle two rows, the width being even).
     func poolHalving(channel c: Int, input: UnsafePointer<UInt8>, output: UnsafeMutablePointer<UInt8>,
                      rows: UnsafeMutablePointer<UInt8>) {
         let (height, width) = (inputShape.height, inputShape.width)
         let source = input + c * height * width
         let destination = output + c * outputShape.planeCount
-        let pairs = height / 2 * width
         for y in 0..<height / 2 {
             let (top, bottom, row) = (source + 2 * y * width, source + (2 * y + 1) * width, rows + y * width)
             for x in 0..<width { row[x] = top[x] > bottom[x] ? top[x] : bottom[x] }
         }
         let raw = UnsafeRawPointer(rows)
-        for i in 0..<pairs / 2 {
+        for i in 0..<outputShape.planeCount {
             let pair = raw.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)
             destination[i] = UInt8(truncatingIfNeeded: max(pair & 0xFF, pair &>> 8))
         }

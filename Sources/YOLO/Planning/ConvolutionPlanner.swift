@@ -175,8 +175,7 @@
     /// yolov3-tiny's maps (11 on 26×26, 3 on 13×13, 44 against 43 on 52×52, 171 against 169 on 104×104). Threads
     /// split whichever of the blocks and the filters' panels leaves the busiest worker the smaller excess over an
     /// even share, the blocks on a tie (each worker then reads only its part of the input): at 2 threads 26×26's
-    /// 11 blocks give one worker 6 (9 % over 5.5), 256 filters' 43 panels 22 (2 %); on yolov4-tiny int8 at 2 threads
-    /// (Zen 4) layers 18 and 35 took 10 % longer than half their single-thread time with the blocks split.
+    /// 11 blocks give one worker 6 (9 % over 5.5), 256 filters' 43 panels 22 (2 %).
     static func int8DirectSplit(_ layer: Layer, kernel: Int8KernelFamily, threads: Int) -> ConvolutionPlan.DirectSplit? {
         let channels = layer.input.channels
         guard layer.size == 3, layer.padding == 1, layer.stride == 1 || layer.stride == 2,
@@ -184,10 +183,9 @@
         let columns = kernel.kernel.tileColumns
         let blocks = (layer.output.height * (layer.output.width + 1) + columns - 1) / columns
         let panels = (layer.filters + kernel.kernel.tileRows - 1) / kernel.kernel.tileRows
-        // The busiest worker's parts over an even share (parts / threads), compared as cross products.
-        func excess(_ parts: Int) -> (most: Int, parts: Int) { ((parts + threads - 1) / threads * threads, parts) }
-        let (b, p) = (excess(blocks), excess(panels))
-        return b.most * p.parts <= p.most * b.parts ? .columns : .filters
+        // The busiest worker's parts over an even share (parts / threads), blocks against panels, cross-multiplied.
+        func busiest(_ parts: Int) -> Int { (parts + threads - 1) / threads }
+        return busiest(blocks) * panels <= busiest(panels) * blocks ? .columns : .filters
     }
 
     /// Filters a LUT layer expands and multiplies together: whole GEMM panels, at most 1 MB of floats.

@@ -189,12 +189,17 @@ enum VNNITile {
     static func sweep<Height: TileHeight>(_ steps: Int, _ a: UnsafeRawPointer, _ c: UnsafeMutableRawPointer, _ ldc: Int,
                                           _ rows: Int, _ e: Int8Epilogue, _ height: Height.Type,
                                           _ bAt: (Int) -> UnsafeRawPointer) {
-        var c00 = Int32x16(), c01 = Int32x16(), c02 = Int32x16(), c03 = Int32x16()
-        var c10 = Int32x16(), c11 = Int32x16(), c12 = Int32x16(), c13 = Int32x16()
-        var c20 = Int32x16(), c21 = Int32x16(), c22 = Int32x16(), c23 = Int32x16()
-        var c30 = Int32x16(), c31 = Int32x16(), c32 = Int32x16(), c33 = Int32x16()
-        var c40 = Int32x16(), c41 = Int32x16(), c42 = Int32x16(), c43 = Int32x16()
-        var c50 = Int32x16(), c51 = Int32x16(), c52 = Int32x16(), c53 = Int32x16()
+        // Each row's sums start at its compensation (exact in s32, so the epilogue has one addition less).
+        @inline(__always) func start(_ r: Int) -> Int32x16 { Int32x16(repeating: r < rows ? e.compensation[r] : 0) }
+        let k0 = start(0), k1 = start(1), k2 = Height.rows > 2 ? start(2) : Int32x16()
+        let k3 = Height.rows > 2 ? start(3) : Int32x16(), k4 = Height.rows > 4 ? start(4) : Int32x16()
+        let k5 = Height.rows > 4 ? start(5) : Int32x16()
+        var c00 = k0, c01 = k0, c02 = k0, c03 = k0
+        var c10 = k1, c11 = k1, c12 = k1, c13 = k1
+        var c20 = k2, c21 = k2, c22 = k2, c23 = k2
+        var c30 = k3, c31 = k3, c32 = k3, c33 = k3
+        var c40 = k4, c41 = k4, c42 = k4, c43 = k4
+        var c50 = k5, c51 = k5, c52 = k5, c53 = k5
         var ap = a
         for s in 0..<steps {
             let bp = bAt(s)
@@ -226,26 +231,65 @@ enum VNNITile {
             }
             ap += 24
         }
-        let rowBytes = ldc * e.outputBytes
+        let rowBytes = e.bytes ? ldc : 4 &* ldc
         let activation = Activation(code: e.activation)
-        store(c, 0, e, activation, c00, c01, c02, c03)
-        if rows > 1 { store(c + 1 * rowBytes, 1, e, activation, c10, c11, c12, c13) }
-        if Height.rows > 2 && rows > 2 { store(c + 2 * rowBytes, 2, e, activation, c20, c21, c22, c23) }
-        if Height.rows > 2 && rows > 3 { store(c + 3 * rowBytes, 3, e, activation, c30, c31, c32, c33) }
-        if Height.rows > 4 && rows > 4 { store(c + 4 * rowBytes, 4, e, activation, c40, c41, c42, c43) }
-        if Height.rows > 4 && rows > 5 { store(c + 5 * rowBytes, 5, e, activation, c50, c51, c52, c53) }
+        // The stores once per piecewise-linear activation (no call and no branch per vector, so the accumulators
+        // stay in registers), and once for the transcendental ones, which call out per row.
+        let sums = ((c00, c01, c02, c03), (c10, c11, c12, c13), (c20, c21, c22, c23), (c30, c31, c32, c33),
+                    (c40, c41, c42, c43), (c50, c51, c52, c53))
+        switch activation {
+        case .leaky: storeRows(c, rowBytes, rows, e, Height.self, Leaky.self, sums)
+        case .linear: storeRows(c, rowBytes, rows, e, Height.self, Linear.self, sums)
+        case .relu: storeRows(c, rowBytes, rows, e, Height.self, Relu.self, sums)
+        case .logistic, .mish, .swish:
+            storeCalling(c, 0, e, activation, c00, c01, c02, c03)
+            if rows > 1 { storeCalling(c + 1 * rowBytes, 1, e, activation, c10, c11, c12, c13) }
+            if Height.rows > 2 && rows > 2 { storeCalling(c + 2 * rowBytes, 2, e, activation, c20, c21, c22, c23) }
+            if Height.rows > 2 && rows > 3 { storeCalling(c + 3 * rowBytes, 3, e, activation, c30, c31, c32, c33) }
+            if Height.rows > 4 && rows > 4 { storeCalling(c + 4 * rowBytes, 4, e, activation, c40, c41, c42, c43) }
+            if Height.rows > 4 && rows > 5 { storeCalling(c + 5 * rowBytes, 5, e, activation, c50, c51, c52, c53) }
+        }
     }
 
-    /// Row `r` of the tile through the epilogue (`Int8Epilogue`), stored at `p`: 64 bytes or 64 floats.
+    typealias RowSums = (Int32x16, Int32x16, Int32x16, Int32x16)
+
+    /// The tile's first `rows` rows through `store` with activation `A`.
     @_transparent
-    static func store(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ activation: Activation,
-                      _ v0: Int32x16, _ v1: Int32x16, _ v2: Int32x16, _ v3: Int32x16) {
-        let compensation = Int32x16(repeating: e.compensation[r])
+    static func storeRows<Height: TileHeight, A: PiecewiseActivation>(
+        _ c: UnsafeMutableRawPointer, _ rowBytes: Int, _ rows: Int, _ e: Int8Epilogue, _ height: Height.Type,
+        _ a: A.Type, _ sums: (RowSums, RowSums, RowSums, RowSums, RowSums, RowSums)
+    ) {
+        store(c, 0, e, a, sums.0)
+        if rows > 1 { store(c + 1 * rowBytes, 1, e, a, sums.1) }
+        if Height.rows > 2 && rows > 2 { store(c + 2 * rowBytes, 2, e, a, sums.2) }
+        if Height.rows > 2 && rows > 3 { store(c + 3 * rowBytes, 3, e, a, sums.3) }
+        if Height.rows > 4 && rows > 4 { store(c + 4 * rowBytes, 4, e, a, sums.4) }
+        if Height.rows > 4 && rows > 5 { store(c + 5 * rowBytes, 5, e, a, sums.5) }
+    }
+
+    /// Row `r` of the tile (sums that include the compensation) through the epilogue (`Int8Epilogue`) with the
+    /// piecewise-linear activation `A`, stored at `p`: 64 bytes or 64 floats.
+    @_transparent
+    static func store<A: PiecewiseActivation>(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ a: A.Type,
+                                              _ v: RowSums) {
         let multiplier = Floatx16(repeating: e.multipliers[r]), bias = Floatx16(repeating: e.biases[r])
-        let f0 = activated(activation, toFloat(v0 &+ compensation) * multiplier + bias)
-        let f1 = activated(activation, toFloat(v1 &+ compensation) * multiplier + bias)
-        let f2 = activated(activation, toFloat(v2 &+ compensation) * multiplier + bias)
-        let f3 = activated(activation, toFloat(v3 &+ compensation) * multiplier + bias)
+        put(p, e, A.apply(toFloat(v.0) * multiplier + bias), A.apply(toFloat(v.1) * multiplier + bias),
+            A.apply(toFloat(v.2) * multiplier + bias), A.apply(toFloat(v.3) * multiplier + bias))
+    }
+
+    /// `store` for the transcendental activations, which run out of line (`lanes`).
+    @_transparent
+    static func storeCalling(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ activation: Activation,
+                             _ v0: Int32x16, _ v1: Int32x16, _ v2: Int32x16, _ v3: Int32x16) {
+        let multiplier = Floatx16(repeating: e.multipliers[r]), bias = Floatx16(repeating: e.biases[r])
+        put(p, e, lanes(activation, toFloat(v0) * multiplier + bias), lanes(activation, toFloat(v1) * multiplier + bias),
+            lanes(activation, toFloat(v2) * multiplier + bias), lanes(activation, toFloat(v3) * multiplier + bias))
+    }
+
+    /// 64 activated values stored at `p`: as u8 codes (`bytes`) or as floats.
+    @_transparent
+    static func put(_ p: UnsafeMutableRawPointer, _ e: Int8Epilogue, _ f0: Floatx16, _ f1: Floatx16, _ f2: Floatx16,
+                    _ f3: Floatx16) {
         if e.bytes {
             let zero = Floatx16(repeating: e.zeroPoint)
             p.storeBytes(of: lowBytes(clampedRoundedCodes(f0 + zero)), as: SIMD16<UInt8>.self)
@@ -261,21 +305,20 @@ enum VNNITile {
     }
 }
 
-/// `activation` of `x` with the same operations as `Activation.callAsFunction` (so the same bits), inlined into the
-/// store (a switch, where a closure was an indirect call per vector), and specialized in this target: code compiled for
-/// this ISA stays named in this module (a specialization of the generic one would be emitted with shared linkage,
-/// and check-isa.sh rejects it).
-@_transparent
-func activated(_ activation: Activation, _ x: Floatx16) -> Floatx16 {
-    switch activation {
-    case .linear: return x
-    case .leaky: return Activation.positiveOr(x, x * 0.1)
-    case .relu: return Activation.positiveOr(x, Floatx16())
-    case .logistic, .mish, .swish: return lanes(activation, x)
-    }
+/// A piecewise-linear activation (`Activation.isPiecewiseLinear`) with the same operations as
+/// `Activation.callAsFunction` (so the same bits), a type so that each tile's stores are compiled once per
+/// activation; specialized in this target: code compiled for this ISA stays named in this module (a specialization
+/// of the generic one would be emitted with shared linkage, and check-isa.sh rejects it).
+protocol PiecewiseActivation { static func apply(_ x: Floatx16) -> Floatx16 }
+enum Linear: PiecewiseActivation { @_transparent static func apply(_ x: Floatx16) -> Floatx16 { x } }
+enum Leaky: PiecewiseActivation {
+    @_transparent static func apply(_ x: Floatx16) -> Floatx16 { Activation.positiveOr(x, x * 0.1) }
+}
+enum Relu: PiecewiseActivation {
+    @_transparent static func apply(_ x: Floatx16) -> Floatx16 { Activation.positiveOr(x, Floatx16()) }
 }
 
-/// The transcendental activations on this kernel's vectors, out of line: the piecewise-linear cases stay inlined in
+/// The transcendental activations on this kernel's vectors, out of line: the piecewise-linear ones stay inlined in
 /// the store without the spills of a longer sequence.
 @inline(never)
 func lanes(_ activation: Activation, _ x: Floatx16) -> Floatx16 {

@@ -292,10 +292,7 @@ enum VNNITile {
                     _ f3: Floatx16) {
         if e.bytes {
             let zero = Floatx16(repeating: e.zeroPoint)
-            p.storeBytes(of: lowBytes(clampedRoundedCodes(f0 + zero)), as: SIMD16<UInt8>.self)
-            p.storeBytes(of: lowBytes(clampedRoundedCodes(f1 + zero)), toByteOffset: 16, as: SIMD16<UInt8>.self)
-            p.storeBytes(of: lowBytes(clampedRoundedCodes(f2 + zero)), toByteOffset: 32, as: SIMD16<UInt8>.self)
-            p.storeBytes(of: lowBytes(clampedRoundedCodes(f3 + zero)), toByteOffset: 48, as: SIMD16<UInt8>.self)
+            p.storeBytes(of: packedCodes(f0 + zero, f1 + zero, f2 + zero, f3 + zero), as: SIMD64<UInt8>.self)
         } else {
             p.storeBytes(of: f0, as: Floatx16.self)
             p.storeBytes(of: f1, toByteOffset: 64, as: Floatx16.self)

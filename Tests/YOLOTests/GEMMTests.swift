@@ -97,6 +97,34 @@ import YOLOTestSupport
         #expect(problem.error(result, rows: 0..<c.m, n: c.n, ldc: c.n, activation: activation) <= 1e-6)
     }
 
+    /// Logistic and swish on the stored tile (the AVX2 family's fused-multiply-add exponential, the others' shared
+    /// one) over their whole range, clamps included: with A = 0, row `r` of C is the activation of
+    /// bias `r`, −120 … 120 in steps of 0.37. Against the definitions in Double: within 4e-7 relative (about 3 ulp;
+    /// the exponential is within 2 ulp) or 1e-30 absolute (below e^−87 the clamp gives a tiny value, not 0).
+    @Test(arguments: [Activation.logistic, .swish])
+    func transcendentalActivationsOverTheirRange(activation: Activation) {
+        let biases = (0..<649).map { Float(-120 + 0.37 * Double($0)) }
+        let (m, n) = (biases.count, 16)
+        let packed = PackedMatrix(rowMajor: FloatBuffer([Float](repeating: 0, count: m)), rows: m, columns: 1)
+        var result = [Float](repeating: .nan, count: m * n)
+        var scratch = [Float](repeating: .nan, count: max(GEMM.scratchCount, 1))
+        let b = [Float](repeating: 1, count: n)
+        b.withUnsafeBufferPointer { b in
+            biases.withUnsafeBufferPointer { bias in
+                GEMM.multiply(packed, rows: 0..<m, b: b.baseAddress!, ldb: n, n: n, c: &result, ldc: n,
+                              bias: bias.baseAddress!, activation: activation, scratch: &scratch)
+            }
+        }
+        for (r, x) in biases.enumerated() {
+            let d = Double(x)
+            let want = activation == .logistic ? 1 / (1 + exp(-d)) : d / (1 + exp(-d))
+            for j in 0..<n {
+                let got = Double(result[r * n + j])
+                #expect(abs(got - want) <= max(4e-7 * abs(want), 1e-30), "\(activation)(\(x)) = \(got), want \(want)")
+            }
+        }
+    }
+
     /// OpenBLAS's products (the portable family's) give the same bits for every value of C however C is split
     /// into parts along `blasRowBlock` and `blasColumnBlock`, as the layers split it by thread count. Shapes from
     /// yolov4-tiny's layers and the small ones where OpenBLAS changes code paths (direct and small-matrix

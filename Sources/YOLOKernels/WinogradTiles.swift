@@ -109,13 +109,14 @@ public enum WinogradTiles {
         }
     }
 
-    /// Row `i` of the output tile from `outputRows`' result: `Aᵀ` along it, plus `bias`, activated.
-    @inlinable @inline(__always)
-    public static func outputRow<V: SIMD>(m: Int, _ i: Int, _ temp: UnsafePointer<V>, bias: V, activation: Activation)
-        -> (V, V, V, V) where V.Scalar == Float {
+    /// Row `i` of the output tile from `outputRows`' result: `Aᵀ` along it, plus `bias`, activated by `L`.
+    @_transparent
+    public static func outputRow<L: WideActivation>(m: Int, _ i: Int, _ temp: UnsafePointer<Wide>, bias: Wide,
+                                                    activation: Activation, _ lanes: L.Type) -> (Wide, Wide, Wide, Wide) {
         let t = temp + i * (m + 2)
-        let y = outputTransform(m: m, t[0], t[1], t[2], t[3], m == 4 ? t[4] : V(), m == 4 ? t[5] : V())
-        return (activation(y.0 + bias), activation(y.1 + bias), activation(y.2 + bias), activation(y.3 + bias))
+        let y = outputTransform(m: m, t[0], t[1], t[2], t[3], m == 4 ? t[4] : Wide(), m == 4 ? t[5] : Wide())
+        return (L.apply(activation, y.0 + bias), L.apply(activation, y.1 + bias), L.apply(activation, y.2 + bias),
+                L.apply(activation, y.3 + bias))
     }
 
     /// Loads the α² vectors of one group of tiles or filters from M (`p` at ξ = 0, planes `stride`
@@ -177,17 +178,17 @@ public enum WinogradTiles {
     /// runs of `count` floats (`target` at the first run, runs `width` apart). Every run but the last is
     /// stored whole (16·m floats, one vector store) even when `count` is less: the caller writes the floats
     /// past a run's end, at the start of the next output row, after this call. `buffer`: 2α² + 4 vectors.
-    @inlinable @inline(__always)
-    public static func rowsOutput(m: Int, mm: UnsafePointer<Float>, planeStride: Int, bias: Float, activation: Activation,
-                                  target: UnsafeMutablePointer<Float>, width: Int, rows: Int, count: Int,
-                                  buffer: UnsafeMutablePointer<Wide>) {
+    @_transparent
+    public static func rowsOutput<L: WideActivation>(m: Int, mm: UnsafePointer<Float>, planeStride: Int, bias: Float,
+                                                     activation: Activation, _ lanes: L.Type, target: UnsafeMutablePointer<Float>,
+                                                     width: Int, rows: Int, count: Int, buffer: UnsafeMutablePointer<Wide>) {
         let temp = buffer
         outputRows(m: m, { UnsafeRawPointer(mm + $0 * planeStride).loadUnaligned(as: Wide.self) }, into: temp)
         let biasVector = Wide(repeating: bias)
         let full = count == 16 * m
         let run = UnsafeMutableRawPointer(buffer + 2 * (m + 2) * (m + 2)).assumingMemoryBound(to: Float.self)
         for i in 0..<rows {
-            let y = outputRow(m: m, i, UnsafePointer(temp), bias: biasVector, activation: activation)
+            let y = outputRow(m: m, i, UnsafePointer(temp), bias: biasVector, activation: activation, lanes)
             let rowTarget = target + i * width
             let whole = full || i < rows - 1
             let raw = UnsafeMutableRawPointer(whole ? rowTarget : run)
@@ -362,10 +363,11 @@ public enum WinogradTiles {
     /// the first filter's ξ = 0 value in Mᵀ (ξ `planeStride` apart), `biases` theirs; filter `lane`'s
     /// `rows × columns` output values go to `origin + lane · plane` (rows `width` apart).
     /// `buffer`: 2α² + 4 vectors.
-    @inlinable @inline(__always)
-    public static func filtersOutput(m: Int, mm: UnsafePointer<Float>, planeStride: Int, biases: UnsafePointer<Float>,
-                                     count: Int, activation: Activation, origin: UnsafeMutablePointer<Float>, plane: Int,
-                                     width: Int, rows: Int, columns: Int, buffer: UnsafeMutablePointer<Wide>) {
+    @_transparent
+    public static func filtersOutput<L: WideActivation>(m: Int, mm: UnsafePointer<Float>, planeStride: Int,
+                                                        biases: UnsafePointer<Float>, count: Int, activation: Activation,
+                                                        _ lanes: L.Type, origin: UnsafeMutablePointer<Float>, plane: Int,
+                                                        width: Int, rows: Int, columns: Int, buffer: UnsafeMutablePointer<Wide>) {
         let temp = buffer
         outputRows(m: m, { UnsafeRawPointer(mm + $0 * planeStride).loadUnaligned(as: Wide.self) }, into: temp)
         var bias = Wide()
@@ -379,7 +381,7 @@ public enum WinogradTiles {
         }
         let run = UnsafeMutableRawPointer(buffer + 2 * (m + 2) * (m + 2)).assumingMemoryBound(to: Float.self)
         for i in 0..<rows {
-            let y = outputRow(m: m, i, UnsafePointer(temp), bias: bias, activation: activation)
+            let y = outputRow(m: m, i, UnsafePointer(temp), bias: bias, activation: activation, lanes)
             let row = origin + i * width
             if m == 4 && columns == 4 {
                 // Each filter's 4 values of this row, interleaved into runs of 4 (as `rowsOutput` does for
@@ -434,17 +436,21 @@ extension WinogradTiles {
         }
     }
 
-    @inlinable @inline(__always)
-    public static func rowsOutputEntry(_ m: Int, _ mm: UnsafePointer<Float>, _ planeStride: Int, _ bias: Float, _ code: Int,
-                                       _ target: UnsafeMutablePointer<Float>, _ width: Int, _ rows: Int, _ count: Int,
-                                       _ buffer: UnsafeMutableRawPointer) {
+    /// `rowsOutput` for a kernel family's entry point, the activation applied by `L` (`SharedActivation`: the
+    /// shared forms). Transparent, as the functions it calls: inlined whole into the entry point, so no
+    /// specialization for `L` is emitted on its own (check-isa.sh would see this module's name on it).
+    @_transparent
+    public static func rowsOutputEntry<L: WideActivation>(_ m: Int, _ mm: UnsafePointer<Float>, _ planeStride: Int, _ bias: Float,
+                                                          _ code: Int, _ target: UnsafeMutablePointer<Float>, _ width: Int,
+                                                          _ rows: Int, _ count: Int, _ buffer: UnsafeMutableRawPointer,
+                                                          _ lanes: L.Type) {
         let wide = buffer.assumingMemoryBound(to: Wide.self)
         let activation = Activation(code: code)
         if m == 4 {
-            rowsOutput(m: 4, mm: mm, planeStride: planeStride, bias: bias, activation: activation, target: target,
+            rowsOutput(m: 4, mm: mm, planeStride: planeStride, bias: bias, activation: activation, lanes, target: target,
                        width: width, rows: rows, count: count, buffer: wide)
         } else {
-            rowsOutput(m: 2, mm: mm, planeStride: planeStride, bias: bias, activation: activation, target: target,
+            rowsOutput(m: 2, mm: mm, planeStride: planeStride, bias: bias, activation: activation, lanes, target: target,
                        width: width, rows: rows, count: count, buffer: wide)
         }
     }
@@ -461,18 +467,20 @@ extension WinogradTiles {
         }
     }
 
-    @inlinable @inline(__always)
-    public static func filtersOutputEntry(_ m: Int, _ mm: UnsafePointer<Float>, _ planeStride: Int,
-                                          _ biases: UnsafePointer<Float>, _ count: Int, _ code: Int,
-                                          _ origin: UnsafeMutablePointer<Float>, _ plane: Int, _ width: Int, _ rows: Int,
-                                          _ columns: Int, _ buffer: UnsafeMutableRawPointer) {
+    /// `filtersOutput` for a kernel family's entry point, the activation applied by `L` (as `rowsOutputEntry`).
+    @_transparent
+    public static func filtersOutputEntry<L: WideActivation>(_ m: Int, _ mm: UnsafePointer<Float>, _ planeStride: Int,
+                                                             _ biases: UnsafePointer<Float>, _ count: Int, _ code: Int,
+                                                             _ origin: UnsafeMutablePointer<Float>, _ plane: Int, _ width: Int,
+                                                             _ rows: Int, _ columns: Int, _ buffer: UnsafeMutableRawPointer,
+                                                             _ lanes: L.Type) {
         let wide = buffer.assumingMemoryBound(to: Wide.self)
         let activation = Activation(code: code)
         if m == 4 {
-            filtersOutput(m: 4, mm: mm, planeStride: planeStride, biases: biases, count: count, activation: activation,
+            filtersOutput(m: 4, mm: mm, planeStride: planeStride, biases: biases, count: count, activation: activation, lanes,
                           origin: origin, plane: plane, width: width, rows: rows, columns: columns, buffer: wide)
         } else {
-            filtersOutput(m: 2, mm: mm, planeStride: planeStride, biases: biases, count: count, activation: activation,
+            filtersOutput(m: 2, mm: mm, planeStride: planeStride, biases: biases, count: count, activation: activation, lanes,
                           origin: origin, plane: plane, width: width, rows: rows, columns: columns, buffer: wide)
         }
     }
@@ -516,4 +524,16 @@ public struct WinogradKernels: Sendable {
         self.tilesInput = tilesInput
         self.filtersOutput = filtersOutput
     }
+}
+
+/// An activation on `WinogradTiles.Wide` vectors: the Winograd output transforms take it as a type, so a kernel
+/// family can give logistic and swish its own exponential (the AVX2 family's fused multiply-adds).
+public protocol WideActivation {
+    static func apply(_ activation: Activation, _ x: WinogradTiles.Wide) -> WinogradTiles.Wide
+}
+
+/// `Activation.callAsFunction`: the shared forms, bit-identical to the scalar ones.
+public enum SharedActivation: WideActivation {
+    @_transparent
+    public static func apply(_ activation: Activation, _ x: WinogradTiles.Wide) -> WinogradTiles.Wide { activation(x) }
 }

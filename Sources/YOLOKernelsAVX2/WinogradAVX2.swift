@@ -26,7 +26,7 @@ public func avx2WinogradRowsOutput(_ m: Int, _ mm: UnsafePointer<Float>, _ plane
                                  _ target: UnsafeMutablePointer<Float>, _ width: Int, _ rows: Int, _ count: Int,
                                  _ buffer: UnsafeMutableRawPointer) {
     #if arch(x86_64)
-    WinogradTiles.rowsOutputEntry(m, mm, planeStride, bias, code, target, width, rows, count, buffer)
+    WinogradTiles.rowsOutputEntry(m, mm, planeStride, bias, code, target, width, rows, count, buffer, FusedActivation.self)
     #endif
 }
 
@@ -44,6 +44,21 @@ public func avx2WinogradFiltersOutput(_ m: Int, _ mm: UnsafePointer<Float>, _ pl
                                     _ count: Int, _ code: Int, _ origin: UnsafeMutablePointer<Float>, _ plane: Int,
                                     _ width: Int, _ rows: Int, _ columns: Int, _ buffer: UnsafeMutableRawPointer) {
     #if arch(x86_64)
-    WinogradTiles.filtersOutputEntry(m, mm, planeStride, biases, count, code, origin, plane, width, rows, columns, buffer)
+    WinogradTiles.filtersOutputEntry(m, mm, planeStride, biases, count, code, origin, plane, width, rows, columns, buffer,
+                                     FusedActivation.self)
     #endif
+}
+
+/// Logistic and swish on `fusedExponential` (two 8-lane halves), the other activations as `Activation` applies them.
+enum FusedActivation: WideActivation {
+    @_transparent
+    static func apply(_ activation: Activation, _ x: WinogradTiles.Wide) -> WinogradTiles.Wide {
+        // The halves by bit casts: `lowHalf`/`highHalf` are generic accessors, specialized with shared linkage.
+        let halves = unsafeBitCast(x, to: (Floatx8, Floatx8).self)
+        switch activation {
+        case .logistic: return unsafeBitCast((fusedLogistic(halves.0), fusedLogistic(halves.1)), to: WinogradTiles.Wide.self)
+        case .swish: return unsafeBitCast((fusedSwish(halves.0), fusedSwish(halves.1)), to: WinogradTiles.Wide.self)
+        default: return activation(x)
+        }
+    }
 }

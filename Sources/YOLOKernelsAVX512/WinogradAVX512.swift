@@ -25,7 +25,7 @@ public func avx512WinogradRowsOutput(_ m: Int, _ mm: UnsafePointer<Float>, _ pla
                                  _ target: UnsafeMutablePointer<Float>, _ width: Int, _ rows: Int, _ count: Int,
                                  _ buffer: UnsafeMutableRawPointer) {
     #if arch(x86_64)
-    WinogradTiles.rowsOutputEntry(m, mm, planeStride, bias, code, target, width, rows, count, buffer)
+    WinogradTiles.rowsOutputEntry(m, mm, planeStride, bias, code, target, width, rows, count, buffer, SharedActivation.self)
     #endif
 }
 
@@ -43,6 +43,7 @@ public func avx512WinogradFiltersOutput(_ m: Int, _ mm: UnsafePointer<Float>, _ 
                                     _ count: Int, _ code: Int, _ origin: UnsafeMutablePointer<Float>, _ plane: Int,
                                     _ width: Int, _ rows: Int, _ columns: Int, _ buffer: UnsafeMutableRawPointer) {
     #if arch(x86_64)
-    WinogradTiles.filtersOutputEntry(m, mm, planeStride, biases, count, code, origin, plane, width, rows, columns, buffer)
+    WinogradTiles.filtersOutputEntry(m, mm, planeStride, biases, count, code, origin, plane, width, rows, columns, buffer,
+                                     SharedActivation.self)
     #endif
 }

@@ -114,3 +114,18 @@ func fusedLogistic(_ x: Floatx8) -> Floatx8 { 1 / (1 + fusedExponential(-x)) }
 /// Swish (SiLU) on `fusedExponential`.
 @_transparent
 func fusedSwish(_ x: Floatx8) -> Floatx8 { x / (1 + fusedExponential(-x)) }
+
+/// An activation of one vector, for generic code that must inline it (`AVX2Tile.activate`).
+protocol TileActivation {
+    static func apply(_ x: Floatx8) -> Floatx8
+}
+
+/// `fusedLogistic` as a `TileActivation`.
+enum FusedLogistic: TileActivation {
+    @_transparent static func apply(_ x: Floatx8) -> Floatx8 { fusedLogistic(x) }
+}
+
+/// `fusedSwish` as a `TileActivation`.
+enum FusedSwish: TileActivation {
+    @_transparent static func apply(_ x: Floatx8) -> Floatx8 { fusedSwish(x) }
+}

@@ -111,37 +111,36 @@ enum AVX512Tile {
         if !inRegisters { activate(c, ldc, rows, activation) }
     }
 
-    /// The transcendental activations (logistic, swish, mish) on the tile's stored rows, one loop (as the AVX2
+    /// The transcendental activations (logistic, swish, mish) on the tile's stored rows, out of line (as the AVX2
     /// tile does; there, their copies inlined into every row's store kept the SIL optimizer busy for minutes).
+    /// Logistic and swish use the fused-multiply-add exponential (`fusedExponential`).
     @inline(never)
     static func activate(_ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ activation: Activation) {
-        activation.withVectorFunction(Vector.self) { activation in
-            // Three rows' 12 vectors at a time: the exponential is one long chain of dependent operations, and
-            // 12 side by side keep the FMA units busy.
-            var r = 0
-            while r + 3 <= min(rows, 6) {
-                let p0 = UnsafeMutableRawPointer(c + r * ldc), p1 = p0 + 4 * ldc, p2 = p1 + 4 * ldc
-                let v = (p0.loadUnaligned(as: Vector.self), p0.loadUnaligned(fromByteOffset: 64, as: Vector.self),
-                         p0.loadUnaligned(fromByteOffset: 128, as: Vector.self), p0.loadUnaligned(fromByteOffset: 192, as: Vector.self),
-                         p1.loadUnaligned(as: Vector.self), p1.loadUnaligned(fromByteOffset: 64, as: Vector.self),
-                         p1.loadUnaligned(fromByteOffset: 128, as: Vector.self), p1.loadUnaligned(fromByteOffset: 192, as: Vector.self),
-                         p2.loadUnaligned(as: Vector.self), p2.loadUnaligned(fromByteOffset: 64, as: Vector.self),
-                         p2.loadUnaligned(fromByteOffset: 128, as: Vector.self), p2.loadUnaligned(fromByteOffset: 192, as: Vector.self))
-                let y = (activation(v.0), activation(v.1), activation(v.2), activation(v.3), activation(v.4), activation(v.5),
-                         activation(v.6), activation(v.7), activation(v.8), activation(v.9), activation(v.10), activation(v.11))
-                store(p0.assumingMemoryBound(to: Float.self), y.0, y.1, y.2, y.3)
-                store(p1.assumingMemoryBound(to: Float.self), y.4, y.5, y.6, y.7)
-                store(p2.assumingMemoryBound(to: Float.self), y.8, y.9, y.10, y.11)
-                r += 3
-            }
-            while r < min(rows, 6) {
-                let p = UnsafeMutableRawPointer(c + r * ldc)
-                for offset in Swift.stride(from: 0, to: 256, by: 64) {
-                    p.storeBytes(of: activation(p.loadUnaligned(fromByteOffset: offset, as: Vector.self)), toByteOffset: offset,
-                                 as: Vector.self)
+        switch activation {
+        case .logistic: activate(c, ldc, rows, FusedLogistic.self)
+        case .swish: activate(c, ldc, rows, FusedSwish.self)
+        default:
+            activation.withVectorFunction(Vector.self) { activation in
+                for r in 0..<min(rows, 6) {
+                    let p = UnsafeMutableRawPointer(c + r * ldc)
+                    for offset in Swift.stride(from: 0, to: 256, by: 64) {
+                        p.storeBytes(of: activation(p.loadUnaligned(fromByteOffset: offset, as: Vector.self)), toByteOffset: offset,
+                                     as: Vector.self)
+                    }
                 }
-                r += 1
             }
+        }
+    }
+
+    /// `A` on the tile's stored rows, a row's four vectors at a time: a type parameter, not a closure, so the
+    /// exponential is inlined, four chains side by side.
+    @inline(__always)
+    static func activate<A: TileActivation>(_ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _: A.Type) {
+        for r in 0..<min(rows, 6) {
+            let p = UnsafeMutableRawPointer(c + r * ldc)
+            let y = (A.apply(p.loadUnaligned(as: Vector.self)), A.apply(p.loadUnaligned(fromByteOffset: 64, as: Vector.self)),
+                     A.apply(p.loadUnaligned(fromByteOffset: 128, as: Vector.self)), A.apply(p.loadUnaligned(fromByteOffset: 192, as: Vector.self)))
+            store(p.assumingMemoryBound(to: Float.self), y.0, y.1, y.2, y.3)
         }
     }
 

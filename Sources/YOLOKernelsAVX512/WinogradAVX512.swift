@@ -25,7 +25,7 @@ public func avx512WinogradRowsOutput(_ m: Int, _ mm: UnsafePointer<Float>, _ pla
                                  _ target: UnsafeMutablePointer<Float>, _ width: Int, _ rows: Int, _ count: Int,
                                  _ buffer: UnsafeMutableRawPointer) {
     #if arch(x86_64)
-    WinogradTiles.rowsOutputEntry(m, mm, planeStride, bias, code, target, width, rows, count, buffer, SharedActivation.self)
+    WinogradTiles.rowsOutputEntry(m, mm, planeStride, bias, code, target, width, rows, count, buffer, FusedActivation.self)
     #endif
 }
 
@@ -44,6 +44,6 @@ public func avx512WinogradFiltersOutput(_ m: Int, _ mm: UnsafePointer<Float>, _ 
                                     _ width: Int, _ rows: Int, _ columns: Int, _ buffer: UnsafeMutableRawPointer) {
     #if arch(x86_64)
     WinogradTiles.filtersOutputEntry(m, mm, planeStride, biases, count, code, origin, plane, width, rows, columns, buffer,
-                                     SharedActivation.self)
+                                     FusedActivation.self)
     #endif
 }

@@ -36,7 +36,7 @@
     /// Where a window starts relative to `output · stride`.
     public var offset: Int { -(padding / 2) }
 
-    public var algorithm: String { bytes ? "direct (u8)" : "direct" }
+    public var algorithm: String { (isSeparable ? "separable" : "direct") + (bytes ? " (u8)" : "") }
 
     public func forward(_ io: LayerIO) {
         let (input, output) = (io.input, io.output)
@@ -49,11 +49,59 @@
                     withUnsafeTemporaryAllocation(of: UInt8.self, capacity: inputShape.height / 2 * inputShape.width) { rows in
                         for c in channels { poolHalving(channel: c, input: source, output: target, rows: rows.baseAddress!) }
                     }
+                } else if isSeparable {
+                    poolSeparably(channels: channels, input: source, output: target, lowest: 0)
                 } else {
                     for c in channels { pool(channel: c, input: source, output: target, lowest: 0) }
                 }
+            } else if isSeparable {
+                poolSeparably(channels: channels, input: input, output: output, lowest: -Float.greatestFiniteMagnitude)
             } else {
                 for c in channels { pool(channel: c, input: input, output: output, lowest: -Float.greatestFiniteMagnitude) }
+            }
+        }
+    }
+
+    /// A stride-1 window of 3 or more (the 5×5 pools of YOLOv8's SPPF block): pooled in two passes, rows then
+    /// columns (`poolSeparably`).
+    var isSeparable: Bool { stride == 1 && size >= 3 }
+
+    /// A stride-1 pool of `channels` as two one-dimensional ones, exact as max is: each input row's maxima over the
+    /// window's columns into a scratch plane (`height × outW`), then each output row the maximum of the window's rows
+    /// there (one loop over the plane per window row). Every loop runs over a whole row at unit stride, which LLVM vectorizes, where the general path takes
+    /// `size²` scalar steps per output (0.18 ms for a 5×5 pool of 10×10×128 at 1 thread). Windows are clipped to the
+    /// map as in `pool`, so padded cells never win.
+    func poolSeparably<Element: Comparable>(channels: Range<Int>, input: UnsafePointer<Element>, output: UnsafeMutablePointer<Element>,
+                                            lowest: Element) {
+        let (height, width) = (inputShape.height, inputShape.width)
+        let (outH, outW) = (outputShape.height, outputShape.width)
+        withUnsafeTemporaryAllocation(of: Element.self, capacity: height * outW) { scratch in
+            let rows = scratch.baseAddress!
+            for c in channels {
+                let source = input + c * height * width
+                let destination = output + c * outH * outW
+                for y in 0..<height {
+                    let (row, line) = (source + y * width, rows + y * outW)
+                    line.initialize(repeating: lowest, count: outW)
+                    for dx in 0..<size {
+                        // Output column x reads input column x + offset + dx where that lies in the row.
+                        let shift = offset + dx
+                        let first = max(0, -shift), end = min(outW, width - shift)
+                        guard first < end else { continue }
+                        let shifted = row + shift
+                        for x in first..<end { line[x] = shifted[x] > line[x] ? shifted[x] : line[x] }
+                    }
+                }
+                // Output row oy reads scratch row oy + offset + dy: rows are contiguous, so one loop per dy over
+                // every output row whose read lies in the map.
+                destination.initialize(repeating: lowest, count: outH * outW)
+                for dy in 0..<size {
+                    let shift = offset + dy
+                    let first = max(0, -shift), end = min(outH, height - shift)
+                    guard first < end else { continue }
+                    let shifted = rows + shift * outW
+                    for i in first * outW..<end * outW { destination[i] = shifted[i] > destination[i] ? shifted[i] : destination[i] }
+                }
             }
         }
     }

@@ -178,7 +178,13 @@ enum AVX2Tile {
         switch activation {
         case .logistic: activate(c, ldc, rows, FusedLogistic.self)
         case .swish: activate(c, ldc, rows, FusedSwish.self)
-        default: activation.withVectorFunction(Vector.self) { activate(c, ldc, rows, $0) }
+        default:
+            activation.withVectorFunction(Vector.self) { activation in
+                for r in 0..<min(rows, 6) {
+                    let (v0, v1) = load(c + r * ldc)
+                    store(c + r * ldc, activation(v0), activation(v1))
+                }
+            }
         }
     }
 
@@ -196,26 +202,6 @@ enum AVX2Tile {
         if r < rows {
             let (v0, v1) = load(c + r * ldc)
             store(c + r * ldc, A.apply(v0), A.apply(v1))
-        }
-    }
-
-    /// `activation` on the tile's stored rows.
-    @inline(__always)
-    static func activate(_ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ activation: (Vector) -> Vector) {
-        // A whole tile's 12 vectors at once: the exponential is one long chain of dependent operations, and
-        // 12 of them side by side keep the FMA units busy where two per loop step left them waiting.
-        if rows == 6 {
-            let (v0, v1) = load(c), (v2, v3) = load(c + ldc), (v4, v5) = load(c + 2 * ldc)
-            let (v6, v7) = load(c + 3 * ldc), (v8, v9) = load(c + 4 * ldc), (v10, v11) = load(c + 5 * ldc)
-            let y = (activation(v0), activation(v1), activation(v2), activation(v3), activation(v4), activation(v5),
-                     activation(v6), activation(v7), activation(v8), activation(v9), activation(v10), activation(v11))
-            store(c, y.0, y.1); store(c + ldc, y.2, y.3); store(c + 2 * ldc, y.4, y.5)
-            store(c + 3 * ldc, y.6, y.7); store(c + 4 * ldc, y.8, y.9); store(c + 5 * ldc, y.10, y.11)
-            return
-        }
-        for r in 0..<min(rows, 6) {
-            let (v0, v1) = load(c + r * ldc)
-            store(c + r * ldc, activation(v0), activation(v1))
         }
     }
 

@@ -88,13 +88,16 @@ public struct Int8Kernel: Sendable {
 /// and in `value`, so every kernel gives the same bits):
 ///
 ///     f = activation(Float(acc + compensation[r]) · multipliers[r] + biases[r])
-///     u8 output:    q = roundToNearestEven(min(max(f + zeroPoint, 0), 255))
+///     u8 output:    q = roundToNearestEven(min(max(g + zeroPoint, 0), 255)),
+///                   g = f for a piecewise-linear activation, f · outputReciprocal for the others
 ///     float output: f
 ///
-/// (two roundings, `·` then `+`: no fused multiply-add). For a layer with input `x ≈ sᵢ(q − zᵢ)`, weights
-/// `w ≈ s_w[r]·w_q` and output `y ≈ sₒ(q − zₒ)`: `compensation[r] = −zᵢ·Σₖ w_q[r, k]`, `multipliers[r] =
-/// s_w[r]·sᵢ/sₒ`, `biases[r] = b[r]/sₒ` and `zeroPoint = zₒ` (u8 output; a piecewise-linear activation
-/// commutes with the division by `sₒ > 0`), or `s_w[r]·sᵢ`, `b[r]` (float output).
+/// (each operation rounded on its own: no fused multiply-add). For a layer with input `x ≈ sᵢ(q − zᵢ)`, weights
+/// `w ≈ s_w[r]·w_q` and output `y ≈ sₒ(q − zₒ)`: `compensation[r] = −zᵢ·Σₖ w_q[r, k]` and `zeroPoint = zₒ`;
+/// for a u8 output with a piecewise-linear activation, which commutes with the division by `sₒ > 0`,
+/// `multipliers[r] = s_w[r]·sᵢ/sₒ` and `biases[r] = b[r]/sₒ` (the division costs nothing at the store);
+/// otherwise `multipliers[r] = s_w[r]·sᵢ`, `biases[r] = b[r]`, and a u8 output divides after the activation
+/// (`outputReciprocal = 1/sₒ`): logistic, swish and mish take real values, not codes.
 @frozen
 public struct Int8Epilogue {
     public var compensation: UnsafePointer<Int32>
@@ -106,13 +109,21 @@ public struct Int8Epilogue {
     public var zeroPoint: Float
     /// True: C holds u8; false: float.
     public var bytes: Bool
+    /// `1/sₒ`: what a u8 output after a transcendental activation (logistic, swish, mish) is multiplied by
+    /// before its zero point is added (unused otherwise).
+    public var outputReciprocal: Float
 
     @inlinable
     public init(compensation: UnsafePointer<Int32>, multipliers: UnsafePointer<Float>, biases: UnsafePointer<Float>,
-                activation: Int, zeroPoint: Float, bytes: Bool) {
+                activation: Int, zeroPoint: Float, bytes: Bool, outputReciprocal: Float = 1) {
         (self.compensation, self.multipliers, self.biases) = (compensation, multipliers, biases)
         (self.activation, self.zeroPoint, self.bytes) = (activation, zeroPoint, bytes)
+        self.outputReciprocal = outputReciprocal
     }
+
+    /// True when a u8 output is divided by its scale after the activation (`outputReciprocal`): the activation
+    /// is not piecewise-linear.
+    @inlinable public var scalesAfterActivation: Bool { bytes && !Activation(code: activation).isPiecewiseLinear }
 
     /// Bytes of one element of C.
     @inlinable public var outputBytes: Int { bytes ? 1 : 4 }
@@ -121,10 +132,10 @@ public struct Int8Epilogue {
     @inlinable
     public func rows(from row: Int) -> Int8Epilogue {
         Int8Epilogue(compensation: compensation + row, multipliers: multipliers + row, biases: biases + row,
-                     activation: activation, zeroPoint: zeroPoint, bytes: bytes)
+                     activation: activation, zeroPoint: zeroPoint, bytes: bytes, outputReciprocal: outputReciprocal)
     }
 
-    /// The float value of sum `acc` of row `row`, before the u8 rounding (the reference the kernels match).
+    /// The activated value `f` of sum `acc` of row `row` (the float output; the reference the kernels match).
     @inlinable
     public func real(_ acc: Int32, row: Int) -> Float {
         let x = Float(acc &+ compensation[row])
@@ -135,7 +146,8 @@ public struct Int8Epilogue {
     /// The u8 code of sum `acc` of row `row` (`bytes` output).
     @inlinable
     public func code(_ acc: Int32, row: Int) -> UInt8 {
-        Int8Epilogue.code(real(acc, row: row), zeroPoint: zeroPoint)
+        let f = real(acc, row: row)
+        return Int8Epilogue.code(scalesAfterActivation ? f * outputReciprocal : f, zeroPoint: zeroPoint)
     }
 
     /// `roundToNearestEven(min(max(f + zeroPoint, 0), 255))` (NaN: 0). Rounded by adding and subtracting

@@ -95,25 +95,31 @@ enum AVX2Int8Tile {
             bp += 64
         }
         let rowBytes = ldc * e.outputBytes
+        // A u8 output after a transcendental activation is divided by its scale after it (`Int8Epilogue`).
+        let scalesAfter = e.bytes && !Activation(code: e.activation).isPiecewiseLinear
         withInt8Activation(e.activation) { activation in
-            store(c, 0, e, activation, c00, c01)
-            if rows > 1 { store(c + 1 * rowBytes, 1, e, activation, c10, c11) }
-            if rows > 2 { store(c + 2 * rowBytes, 2, e, activation, c20, c21) }
-            if rows > 3 { store(c + 3 * rowBytes, 3, e, activation, c30, c31) }
-            if rows > 4 { store(c + 4 * rowBytes, 4, e, activation, c40, c41) }
-            if rows > 5 { store(c + 5 * rowBytes, 5, e, activation, c50, c51) }
+            store(c, 0, e, scalesAfter, activation, c00, c01)
+            if rows > 1 { store(c + 1 * rowBytes, 1, e, scalesAfter, activation, c10, c11) }
+            if rows > 2 { store(c + 2 * rowBytes, 2, e, scalesAfter, activation, c20, c21) }
+            if rows > 3 { store(c + 3 * rowBytes, 3, e, scalesAfter, activation, c30, c31) }
+            if rows > 4 { store(c + 4 * rowBytes, 4, e, scalesAfter, activation, c40, c41) }
+            if rows > 5 { store(c + 5 * rowBytes, 5, e, scalesAfter, activation, c50, c51) }
         }
     }
 
     /// Row `r` of the tile through the epilogue (`Int8Epilogue`), stored at `p`: 16 bytes or 16 floats.
     @inline(__always)
-    static func store(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ activation: (Floatx8) -> Floatx8,
-                      _ v0: Int32x8, _ v1: Int32x8) {
+    static func store(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ scalesAfter: Bool,
+                      _ activation: (Floatx8) -> Floatx8, _ v0: Int32x8, _ v1: Int32x8) {
         let compensation = Int32x8(repeating: e.compensation[r])
         let multiplier = Floatx8(repeating: e.multipliers[r]), bias = Floatx8(repeating: e.biases[r])
-        let f0 = activation(toFloat(v0 &+ compensation) * multiplier + bias)
-        let f1 = activation(toFloat(v1 &+ compensation) * multiplier + bias)
+        var f0 = activation(toFloat(v0 &+ compensation) * multiplier + bias)
+        var f1 = activation(toFloat(v1 &+ compensation) * multiplier + bias)
         if e.bytes {
+            if scalesAfter {
+                let reciprocal = Floatx8(repeating: e.outputReciprocal)
+                (f0, f1) = (f0 * reciprocal, f1 * reciprocal)
+            }
             let zero = Floatx8(repeating: e.zeroPoint)
             p.storeBytes(of: lowBytes(clampedRoundedCodes(f0 + zero)), as: SIMD8<UInt8>.self)
             p.storeBytes(of: lowBytes(clampedRoundedCodes(f1 + zero)), toByteOffset: 8, as: SIMD8<UInt8>.self)

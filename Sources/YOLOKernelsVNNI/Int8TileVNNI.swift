@@ -277,13 +277,20 @@ enum VNNITile {
             A.apply(toFloat(v.2) * multiplier + bias), A.apply(toFloat(v.3) * multiplier + bias))
     }
 
-    /// `store` for the transcendental activations, which run out of line (`lanes`).
+    /// `store` for the transcendental activations, which run out of line (`lanes`) on real values: a u8 output is
+    /// divided by its scale after them (`Int8Epilogue.outputReciprocal`).
     @_transparent
     static func storeCalling(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ activation: Activation,
                              _ v0: Int32x16, _ v1: Int32x16, _ v2: Int32x16, _ v3: Int32x16) {
         let multiplier = Floatx16(repeating: e.multipliers[r]), bias = Floatx16(repeating: e.biases[r])
-        put(p, e, lanes(activation, toFloat(v0) * multiplier + bias), lanes(activation, toFloat(v1) * multiplier + bias),
-            lanes(activation, toFloat(v2) * multiplier + bias), lanes(activation, toFloat(v3) * multiplier + bias))
+        let f0 = lanes(activation, toFloat(v0) * multiplier + bias), f1 = lanes(activation, toFloat(v1) * multiplier + bias)
+        let f2 = lanes(activation, toFloat(v2) * multiplier + bias), f3 = lanes(activation, toFloat(v3) * multiplier + bias)
+        if e.bytes {
+            let reciprocal = Floatx16(repeating: e.outputReciprocal)
+            put(p, e, f0 * reciprocal, f1 * reciprocal, f2 * reciprocal, f3 * reciprocal)
+        } else {
+            put(p, e, f0, f1, f2, f3)
+        }
     }
 
     /// 64 activated values stored at `p`: as u8 codes (`bytes`) or as floats.

@@ -7,7 +7,8 @@ import YOLOTestSupport
 /// `Int8Convolution` (every int8 kernel this CPU runs, 1 to 3 threads, grids of filter × column parts, the banded
 /// and the direct paths) against a plain integer convolution of the same codes through the scalar epilogue (equal bits), and against the float convolution of
 /// the original weights and input within the quantization's bound: per output, Σ over taps of
-/// `|w|·sᵢ/2 + |x|·s_w/2 + sᵢ·s_w/4` (input rounding, weight rounding, both), plus `sₒ/2` for a u8 output.
+/// `|w|·sᵢ/2 + |x|·s_w/2 + sᵢ·s_w/4` (input rounding, weight rounding, both), times the activation's largest slope
+/// (1 for the piecewise-linear ones and logistic, 1.1 for swish), plus `sₒ/2` for a u8 output.
 @Suite struct Int8ConvolutionTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let channels: Int, height: Int, width: Int, filters: Int, size: Int, stride: Int, padding: Int
@@ -21,6 +22,11 @@ import YOLOTestSupport
         Case(channels: 5, height: 20, width: 31, filters: 70, size: 3, stride: 1, padding: 1, activation: .relu),
         Case(channels: 8, height: 12, width: 17, filters: 13, size: 3, stride: 1, padding: 1, activation: .leaky),
         Case(channels: 8, height: 70, width: 71, filters: 7, size: 3, stride: 2, padding: 1, activation: .linear),
+        // SiLU and logistic (imported ONNX models): real values through the activation, then the output's scale.
+        Case(channels: 8, height: 12, width: 17, filters: 13, size: 3, stride: 1, padding: 1, activation: .swish),
+        Case(channels: 16, height: 7, width: 6, filters: 13, size: 1, stride: 1, padding: 0, activation: .swish),
+        Case(channels: 16, height: 7, width: 6, filters: 13, size: 1, stride: 1, padding: 0, activation: .logistic),
+        Case(channels: 8, height: 9, width: 9, filters: 7, size: 3, stride: 2, padding: 1, activation: .swish),
     ]
 
     /// The float parameters, their int8 version and the input.
@@ -133,7 +139,9 @@ import YOLOTestSupport
             for (index, (got, want)) in zip(output, expected).enumerated() {
                 let f = index / plane
                 let sw = Double(setup.int8.weights.scales[f])
-                var bound = weightSums[f] * si / 2 + Double(taps) * (2.5 * sw / 2 + si * sw / 4) + 1e-5
+                // Swish's slope reaches 1.0998 (near x = 2.4); logistic's 0.25, the others' 1.
+                let slope = c.activation == .swish ? 1.1 : 1
+                var bound = slope * (weightSums[f] * si / 2 + Double(taps) * (2.5 * sw / 2 + si * sw / 4)) + 1e-5
                 var target = want
                 if let q {
                     bound += Double(q.scale) / 2

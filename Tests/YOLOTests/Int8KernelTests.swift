@@ -75,11 +75,14 @@ import YOLOTestSupport
         let (m, k, n) = (s.m, s.k, s.n)
         let o = Operands(m: m, k: k, n: n, seed: UInt64(m * 7919 + k * 31 + n))
         let sums = o.sums(m: m, k: k, n: n)
-        for activation in [Activation.linear, .leaky, .relu] {
+        for activation in [Activation.linear, .leaky, .relu, .logistic, .swish, .mish] {
             for bytes in [true, false] {
                 let zeroPoint: Float = bytes ? Float((m * 37 + k) % 256) : 0
+                // Used by the transcendental activations' u8 stores only (`Int8Epilogue.scalesAfterActivation`).
+                let reciprocal: Float = 37.5
                 let make = { (c: UnsafePointer<Int32>, mu: UnsafePointer<Float>, bi: UnsafePointer<Float>) in
-                    Int8Epilogue(compensation: c, multipliers: mu, biases: bi, activation: activation.code, zeroPoint: zeroPoint, bytes: bytes)
+                    Int8Epilogue(compensation: c, multipliers: mu, biases: bi, activation: activation.code, zeroPoint: zeroPoint,
+                                 bytes: bytes, outputReciprocal: reciprocal)
                 }
                 // Whole product, then rows split at a panel and columns split at a block, as threads do.
                 let tile = s.kernel.kernel

@@ -28,6 +28,8 @@ import YOLOKernels
     /// Per filter: `−zᵢ · Σₖ w_q`, the multiplier and the bias of the epilogue (`Int8Epilogue`).
     let compensation: SharedBuffer<Int32>
     let multipliers: FloatBuffer
+    /// `1/sₒ` of a u8 output, applied after a transcendental activation (`Int8Epilogue.outputReciprocal`).
+    let outputReciprocal: Float
     let biases: FloatBuffer
     /// The input's quantization.
     let input: ActivationQuantization
@@ -124,11 +126,15 @@ import YOLOKernels
         self.output = writesBytes ? parameters.output : nil
         let zero = Int32(parameters.input.zeroPoint)
         compensation = SharedBuffer(w.rowSums().map { -zero * $0 })
-        // Scales combined in Double, rounded once: the same Float on every machine.
+        // Scales combined in Double, rounded once: the same Float on every machine. A piecewise-linear
+        // activation commutes with the division by the output's scale, so it is folded in here; the others
+        // (logistic, swish, mish) take real values, and the epilogue divides after them (`Int8Epilogue`).
         let inputScale = Double(parameters.input.scale)
         let outputScale = Double(self.output?.scale ?? 1)
-        multipliers = FloatBuffer((0..<filters).map { Float(Double(w.scales[$0]) * inputScale / outputScale) })
-        biases = FloatBuffer((0..<filters).map { Float(Double(parameters.biases[$0]) / outputScale) })
+        let folded = activation.isPiecewiseLinear ? outputScale : 1
+        multipliers = FloatBuffer((0..<filters).map { Float(Double(w.scales[$0]) * inputScale / folded) })
+        biases = FloatBuffer((0..<filters).map { Float(Double(parameters.biases[$0]) / folded) })
+        outputReciprocal = Float(1 / outputScale)
     }
 
     public var outputShape: Shape { steps.outputShape }
@@ -170,7 +176,8 @@ import YOLOKernels
     /// The epilogue of every filter.
     var epilogue: Int8Epilogue {
         Int8Epilogue(compensation: compensation.pointer, multipliers: multipliers.pointer, biases: biases.pointer,
-                     activation: steps.activation.code, zeroPoint: Float(output?.zeroPoint ?? 0), bytes: output != nil)
+                     activation: steps.activation.code, zeroPoint: Float(output?.zeroPoint ?? 0), bytes: output != nil,
+                     outputReciprocal: outputReciprocal)
     }
 
     public func forward(_ io: LayerIO) {

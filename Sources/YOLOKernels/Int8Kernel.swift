@@ -87,7 +87,7 @@ public struct Int8Kernel: Sendable {
 /// What an int8 tile does with each exact sum `acc` of row `r` (the same IEEE operations in every kernel
 /// and in `value`, so every kernel gives the same bits):
 ///
-///     f = activation(Float(acc + compensation[r]) · multipliers[r] + biases[r])
+///     f = activation(Float(acc + compensation[r]) · multipliers[r] + biases[r])   (`Int8Epilogue.activate`)
 ///     u8 output:    q = roundToNearestEven(min(max(g + zeroPoint, 0), 255)),
 ///                   g = f for a piecewise-linear activation, f · outputReciprocal for the others
 ///     float output: f
@@ -140,7 +140,18 @@ public struct Int8Epilogue {
     public func real(_ acc: Int32, row: Int) -> Float {
         let x = Float(acc &+ compensation[row])
         let scaled = x * multipliers[row]
-        return Activation(code: activation)(scaled + biases[row])
+        return Int8Epilogue.activate(activation, scaled + biases[row])
+    }
+
+    /// The activation of the int8 stores: `Activation`'s, but logistic and swish on the fused-multiply-add
+    /// exponential (`FusedExponential`), which the kernels compute inline at the store.
+    @inlinable
+    public static func activate(_ code: Int, _ x: Float) -> Float {
+        switch Activation(code: code) {
+        case .logistic: return FusedExponential.logistic(x)
+        case .swish: return FusedExponential.swish(x)
+        case let activation: return activation(x)
+        }
     }
 
     /// The u8 code of sum `acc` of row `row` (`bytes` output).

@@ -130,8 +130,8 @@ enum AVX2Int8Tile {
     }
 }
 
-/// `Activation.withVectorFunction` for this kernel's vectors, with the same operations (so the same bits), but
-/// its closures defined in this target: code compiled for this ISA stays named in this module (a specialization
+/// `Activation.withVectorFunction` for this kernel's vectors, with the operations of `Int8Epilogue.activate` (so the
+/// same bits: logistic and swish on the fused-multiply-add exponential), its closures defined in this target: code compiled for this ISA stays named in this module (a specialization
 /// of the generic one would be emitted with shared linkage, and check-isa.sh rejects it).
 @inline(__always)
 func withInt8Activation(_ code: Int, _ body: ((Floatx8) -> Floatx8) -> Void) {
@@ -140,8 +140,8 @@ func withInt8Activation(_ code: Int, _ body: ((Floatx8) -> Floatx8) -> Void) {
     case .linear: body { $0 }
     case .leaky: body { Activation.positiveOr($0, $0 * 0.1) }
     case .relu: body { Activation.positiveOr($0, Floatx8()) }
-    case .logistic: body { Activation.logisticLanes($0) }
-    case .swish: body { Activation.swishLanes($0) }
+    case .logistic: body { fusedLogistic($0) }
+    case .swish: body { fusedSwish($0) }
     case .mish: body { Activation.scalarLanes(activation, $0) }
     }
 }

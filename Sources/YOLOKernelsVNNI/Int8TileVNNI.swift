@@ -233,15 +233,17 @@ enum VNNITile {
         }
         let rowBytes = e.bytes ? ldc : 4 &* ldc
         let activation = Activation(code: e.activation)
-        // The stores once per piecewise-linear activation (no call and no branch per vector, so the accumulators
-        // stay in registers), and once for the transcendental ones, which call out per row.
+        // The stores once per activation (no call and no branch per vector, so the accumulators stay in
+        // registers; logistic and swish inline their exponential), and once for mish, which calls out per row.
         let sums = ((c00, c01, c02, c03), (c10, c11, c12, c13), (c20, c21, c22, c23), (c30, c31, c32, c33),
                     (c40, c41, c42, c43), (c50, c51, c52, c53))
         switch activation {
         case .leaky: storeRows(c, rowBytes, rows, e, Height.self, Leaky.self, sums)
         case .linear: storeRows(c, rowBytes, rows, e, Height.self, Linear.self, sums)
         case .relu: storeRows(c, rowBytes, rows, e, Height.self, Relu.self, sums)
-        case .logistic, .mish, .swish:
+        case .logistic: storeRows(c, rowBytes, rows, e, Height.self, Logistic.self, sums)
+        case .swish: storeRows(c, rowBytes, rows, e, Height.self, Swish.self, sums)
+        case .mish:
             storeCalling(c, 0, e, activation, c00, c01, c02, c03)
             if rows > 1 { storeCalling(c + 1 * rowBytes, 1, e, activation, c10, c11, c12, c13) }
             if Height.rows > 2 && rows > 2 { storeCalling(c + 2 * rowBytes, 2, e, activation, c20, c21, c22, c23) }
@@ -255,7 +257,7 @@ enum VNNITile {
 
     /// The tile's first `rows` rows through `store` with activation `A`.
     @_transparent
-    static func storeRows<Height: TileHeight, A: PiecewiseActivation>(
+    static func storeRows<Height: TileHeight, A: StoreActivation>(
         _ c: UnsafeMutableRawPointer, _ rowBytes: Int, _ rows: Int, _ e: Int8Epilogue, _ height: Height.Type,
         _ a: A.Type, _ sums: (RowSums, RowSums, RowSums, RowSums, RowSums, RowSums)
     ) {
@@ -268,17 +270,23 @@ enum VNNITile {
     }
 
     /// Row `r` of the tile (sums that include the compensation) through the epilogue (`Int8Epilogue`) with the
-    /// piecewise-linear activation `A`, stored at `p`: 64 bytes or 64 floats.
+    /// activation `A`, stored at `p`: 64 bytes or 64 floats. After logistic and swish a u8 output is divided by
+    /// its scale (`Int8Epilogue.outputReciprocal`).
     @_transparent
-    static func store<A: PiecewiseActivation>(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ a: A.Type,
-                                              _ v: RowSums) {
+    static func store<A: StoreActivation>(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ a: A.Type,
+                                          _ v: RowSums) {
         let multiplier = Floatx16(repeating: e.multipliers[r]), bias = Floatx16(repeating: e.biases[r])
-        put(p, e, A.apply(toFloat(v.0) * multiplier + bias), A.apply(toFloat(v.1) * multiplier + bias),
-            A.apply(toFloat(v.2) * multiplier + bias), A.apply(toFloat(v.3) * multiplier + bias))
+        var (f0, f1) = (A.apply(toFloat(v.0) * multiplier + bias), A.apply(toFloat(v.1) * multiplier + bias))
+        var (f2, f3) = (A.apply(toFloat(v.2) * multiplier + bias), A.apply(toFloat(v.3) * multiplier + bias))
+        if !A.isPiecewiseLinear && e.bytes {
+            let reciprocal = Floatx16(repeating: e.outputReciprocal)
+            (f0, f1, f2, f3) = (f0 * reciprocal, f1 * reciprocal, f2 * reciprocal, f3 * reciprocal)
+        }
+        put(p, e, f0, f1, f2, f3)
     }
 
-    /// `store` for the transcendental activations, which run out of line (`lanes`) on real values: a u8 output is
-    /// divided by its scale after them (`Int8Epilogue.outputReciprocal`).
+    /// `store` for mish, which runs out of line (`lanes`) on real values: a u8 output is divided by its scale after
+    /// it (`Int8Epilogue.outputReciprocal`).
     @_transparent
     static func storeCalling(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ activation: Activation,
                              _ v0: Int32x16, _ v1: Int32x16, _ v2: Int32x16, _ v3: Int32x16) {
@@ -309,26 +317,39 @@ enum VNNITile {
     }
 }
 
-/// A piecewise-linear activation (`Activation.isPiecewiseLinear`) with the same operations as
-/// `Activation.callAsFunction` (so the same bits), a type so that each tile's stores are compiled once per
-/// activation; specialized in this target: code compiled for this ISA stays named in this module (a specialization
-/// of the generic one would be emitted with shared linkage, and check-isa.sh rejects it).
-protocol PiecewiseActivation { static func apply(_ x: Floatx16) -> Floatx16 }
-enum Linear: PiecewiseActivation { @_transparent static func apply(_ x: Floatx16) -> Floatx16 { x } }
-enum Leaky: PiecewiseActivation {
-    @_transparent static func apply(_ x: Floatx16) -> Floatx16 { Activation.positiveOr(x, x * 0.1) }
+/// An activation of the stores with the same operations as `Int8Epilogue.activate` (so the same bits), a type so
+/// that each tile's stores are compiled once per activation; specialized in this target: code compiled for this ISA
+/// stays named in this module (a specialization of the generic one would be emitted with shared linkage, and
+/// check-isa.sh rejects it).
+protocol StoreActivation {
+    static func apply(_ x: Floatx16) -> Floatx16
+    /// True when the activation commutes with the division by a u8 output's scale (folded into the multipliers).
+    static var isPiecewiseLinear: Bool { get }
 }
-enum Relu: PiecewiseActivation {
+enum Linear: StoreActivation {
+    @_transparent static func apply(_ x: Floatx16) -> Floatx16 { x }
+    static var isPiecewiseLinear: Bool { true }
+}
+enum Leaky: StoreActivation {
+    @_transparent static func apply(_ x: Floatx16) -> Floatx16 { Activation.positiveOr(x, x * 0.1) }
+    static var isPiecewiseLinear: Bool { true }
+}
+enum Relu: StoreActivation {
     @_transparent static func apply(_ x: Floatx16) -> Floatx16 { Activation.positiveOr(x, Floatx16()) }
+    static var isPiecewiseLinear: Bool { true }
+}
+/// Logistic and swish on the fused-multiply-add exponential (`FusedExponential.lanes`), inlined into the store.
+enum Logistic: StoreActivation {
+    @_transparent static func apply(_ x: Floatx16) -> Floatx16 { 1 / (1 + FusedExponential.lanes(-x)) }
+    static var isPiecewiseLinear: Bool { false }
+}
+enum Swish: StoreActivation {
+    @_transparent static func apply(_ x: Floatx16) -> Floatx16 { x / (1 + FusedExponential.lanes(-x)) }
+    static var isPiecewiseLinear: Bool { false }
 }
 
-/// The transcendental activations on this kernel's vectors, out of line: the piecewise-linear ones stay inlined in
-/// the store without the spills of a longer sequence.
+/// Mish on this kernel's vectors, lane by lane through the scalar form, out of line.
 @inline(never)
 func lanes(_ activation: Activation, _ x: Floatx16) -> Floatx16 {
-    switch activation {
-    case .logistic: return Activation.logisticLanes(x)
-    case .swish: return Activation.swishLanes(x)
-    default: return Activation.scalarLanes(activation, x)
-    }
+    Activation.scalarLanes(activation, x)
 }

@@ -46,7 +46,10 @@ public enum FusedExponential {
         return y * Float(bitPattern: UInt32(bitPattern: exponent))
     }
 
-    /// Logistic and swish on `scalar`, as the int8 kernels compute them: `1 / (1 + e^−x)`, `x / (1 + e^−x)`.
+    /// Logistic and swish, `1 / (1 + e^−x)` and `x / (1 + e^−x)`, on `lanes` and on `scalar`: the only place the
+    /// kernels' forms are written (the AVX2 family's 8-lane ones excepted).
+    @_transparent public static func logistic(_ x: SIMD16<Float>) -> SIMD16<Float> { 1 / (1 + lanes(-x)) }
+    @_transparent public static func swish(_ x: SIMD16<Float>) -> SIMD16<Float> { x / (1 + lanes(-x)) }
     @inlinable public static func logistic(_ x: Float) -> Float { 1 / (1 + scalar(-x)) }
     @inlinable public static func swish(_ x: Float) -> Float { x / (1 + scalar(-x)) }
 }

@@ -95,8 +95,7 @@ enum AVX2Int8Tile {
             bp += 64
         }
         let rowBytes = ldc * e.outputBytes
-        // A u8 output after a transcendental activation is divided by its scale after it (`Int8Epilogue`).
-        let scalesAfter = e.bytes && !Activation(code: e.activation).isPiecewiseLinear
+        let scalesAfter = e.scalesAfterActivation
         withInt8Activation(e.activation) { activation in
             store(c, 0, e, scalesAfter, activation, c00, c01)
             if rows > 1 { store(c + 1 * rowBytes, 1, e, scalesAfter, activation, c10, c11) }
@@ -131,8 +130,9 @@ enum AVX2Int8Tile {
 }
 
 /// `Activation.withVectorFunction` for this kernel's vectors, with the operations of `Int8Epilogue.activate` (so the
-/// same bits: logistic and swish on the fused-multiply-add exponential), its closures defined in this target: code compiled for this ISA stays named in this module (a specialization
-/// of the generic one would be emitted with shared linkage, and check-isa.sh rejects it).
+/// same bits: logistic and swish on the fused-multiply-add exponential), its closures defined in this target: code
+/// compiled for this ISA stays named in this module (a specialization of the generic one would be emitted with
+/// shared linkage, and check-isa.sh rejects it).
 @inline(__always)
 func withInt8Activation(_ code: Int, _ body: ((Floatx8) -> Floatx8) -> Void) {
     let activation = Activation(code: code)

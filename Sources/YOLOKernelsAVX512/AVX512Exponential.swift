@@ -1,30 +1,25 @@
-// Logistic and swish on 16 lanes with fused multiply-adds, for this target's tile and Winograd output transforms
-// (the AVX2 family's `fusedExponential` on 16 lanes). Transparent: inlined into this target's kernels, never
-// called from elsewhere.
+// Logistic and swish on 16 lanes with fused multiply-adds (`FusedExponential`), for this target's tile and Winograd
+// output transforms. Transparent: inlined into this target's kernels, never called from elsewhere.
 import YOLOKernels
 
 typealias Floatx16 = SIMD16<Float>
-
-/// e^x on 16 lanes with fused multiply-adds (`FusedExponential.lanes`, compiled here for this target).
-@_transparent
-func fusedExponential(_ x: Floatx16) -> Floatx16 { FusedExponential.lanes(x) }
 
 /// An activation of one vector, for generic code that must inline it (`AVX512Tile.activate`, `FusedActivation`).
 protocol TileActivation {
     static func apply(_ x: Floatx16) -> Floatx16
 }
 
-/// Logistic on `fusedExponential`.
+/// `FusedExponential.logistic` as a `TileActivation`.
 enum FusedLogistic: TileActivation {
-    @_transparent static func apply(_ x: Floatx16) -> Floatx16 { 1 / (1 + fusedExponential(-x)) }
+    @_transparent static func apply(_ x: Floatx16) -> Floatx16 { FusedExponential.logistic(x) }
 }
 
-/// Swish (SiLU) on `fusedExponential`.
+/// `FusedExponential.swish` (SiLU) as a `TileActivation`.
 enum FusedSwish: TileActivation {
-    @_transparent static func apply(_ x: Floatx16) -> Floatx16 { x / (1 + fusedExponential(-x)) }
+    @_transparent static func apply(_ x: Floatx16) -> Floatx16 { FusedExponential.swish(x) }
 }
 
-/// Logistic and swish on `fusedExponential`, the other activations as `Activation` applies them (the Winograd
+/// Logistic and swish on `FusedExponential`, the other activations as `Activation` applies them (the Winograd
 /// output transforms' activation).
 enum FusedActivation: WideActivation {
     @_transparent

@@ -113,7 +113,7 @@ enum AVX512Tile {
 
     /// The transcendental activations (logistic, swish, mish) on the tile's stored rows, out of line (as the AVX2
     /// tile does; there, their copies inlined into every row's store kept the SIL optimizer busy for minutes).
-    /// Logistic and swish use the fused-multiply-add exponential (`fusedExponential`).
+    /// Logistic and swish use the fused-multiply-add exponential (`FusedExponential`).
     @inline(never)
     static func activate(_ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ activation: Activation) {
         switch activation {

@@ -232,24 +232,17 @@ enum VNNITile {
             ap += 24
         }
         let rowBytes = e.bytes ? ldc : 4 &* ldc
-        let activation = Activation(code: e.activation)
-        // The stores once per activation (no call and no branch per vector, so the accumulators stay in
-        // registers; logistic and swish inline their exponential), and once for mish, which calls out per row.
+        // The stores once per activation (no branch per vector, so the accumulators stay in registers; logistic
+        // and swish inline their exponential, mish alone calls out per vector).
         let sums = ((c00, c01, c02, c03), (c10, c11, c12, c13), (c20, c21, c22, c23), (c30, c31, c32, c33),
                     (c40, c41, c42, c43), (c50, c51, c52, c53))
-        switch activation {
+        switch Activation(code: e.activation) {
         case .leaky: storeRows(c, rowBytes, rows, e, Height.self, Leaky.self, sums)
         case .linear: storeRows(c, rowBytes, rows, e, Height.self, Linear.self, sums)
         case .relu: storeRows(c, rowBytes, rows, e, Height.self, Relu.self, sums)
         case .logistic: storeRows(c, rowBytes, rows, e, Height.self, Logistic.self, sums)
         case .swish: storeRows(c, rowBytes, rows, e, Height.self, Swish.self, sums)
-        case .mish:
-            storeCalling(c, 0, e, activation, c00, c01, c02, c03)
-            if rows > 1 { storeCalling(c + 1 * rowBytes, 1, e, activation, c10, c11, c12, c13) }
-            if Height.rows > 2 && rows > 2 { storeCalling(c + 2 * rowBytes, 2, e, activation, c20, c21, c22, c23) }
-            if Height.rows > 2 && rows > 3 { storeCalling(c + 3 * rowBytes, 3, e, activation, c30, c31, c32, c33) }
-            if Height.rows > 4 && rows > 4 { storeCalling(c + 4 * rowBytes, 4, e, activation, c40, c41, c42, c43) }
-            if Height.rows > 4 && rows > 5 { storeCalling(c + 5 * rowBytes, 5, e, activation, c50, c51, c52, c53) }
+        case .mish: storeRows(c, rowBytes, rows, e, Height.self, Mish.self, sums)
         }
     }
 
@@ -270,8 +263,8 @@ enum VNNITile {
     }
 
     /// Row `r` of the tile (sums that include the compensation) through the epilogue (`Int8Epilogue`) with the
-    /// activation `A`, stored at `p`: 64 bytes or 64 floats. After logistic and swish a u8 output is divided by
-    /// its scale (`Int8Epilogue.outputReciprocal`).
+    /// activation `A`, stored at `p`: 64 bytes or 64 floats. After logistic, swish and mish a u8 output is divided
+    /// by its scale (`Int8Epilogue.outputReciprocal`).
     @_transparent
     static func store<A: StoreActivation>(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ a: A.Type,
                                           _ v: RowSums) {
@@ -283,22 +276,6 @@ enum VNNITile {
             (f0, f1, f2, f3) = (f0 * reciprocal, f1 * reciprocal, f2 * reciprocal, f3 * reciprocal)
         }
         put(p, e, f0, f1, f2, f3)
-    }
-
-    /// `store` for mish, which runs out of line (`lanes`) on real values: a u8 output is divided by its scale after
-    /// it (`Int8Epilogue.outputReciprocal`).
-    @_transparent
-    static func storeCalling(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ activation: Activation,
-                             _ v0: Int32x16, _ v1: Int32x16, _ v2: Int32x16, _ v3: Int32x16) {
-        let multiplier = Floatx16(repeating: e.multipliers[r]), bias = Floatx16(repeating: e.biases[r])
-        let f0 = lanes(activation, toFloat(v0) * multiplier + bias), f1 = lanes(activation, toFloat(v1) * multiplier + bias)
-        let f2 = lanes(activation, toFloat(v2) * multiplier + bias), f3 = lanes(activation, toFloat(v3) * multiplier + bias)
-        if e.bytes {
-            let reciprocal = Floatx16(repeating: e.outputReciprocal)
-            put(p, e, f0 * reciprocal, f1 * reciprocal, f2 * reciprocal, f3 * reciprocal)
-        } else {
-            put(p, e, f0, f1, f2, f3)
-        }
     }
 
     /// 64 activated values stored at `p`: as u8 codes (`bytes`) or as floats.
@@ -338,18 +315,23 @@ enum Relu: StoreActivation {
     @_transparent static func apply(_ x: Floatx16) -> Floatx16 { Activation.positiveOr(x, Floatx16()) }
     static var isPiecewiseLinear: Bool { true }
 }
-/// Logistic and swish on the fused-multiply-add exponential (`FusedExponential.lanes`), inlined into the store.
+/// Logistic and swish on the fused-multiply-add exponential (`FusedExponential`), inlined into the store.
 enum Logistic: StoreActivation {
-    @_transparent static func apply(_ x: Floatx16) -> Floatx16 { 1 / (1 + FusedExponential.lanes(-x)) }
+    @_transparent static func apply(_ x: Floatx16) -> Floatx16 { FusedExponential.logistic(x) }
     static var isPiecewiseLinear: Bool { false }
 }
 enum Swish: StoreActivation {
-    @_transparent static func apply(_ x: Floatx16) -> Floatx16 { x / (1 + FusedExponential.lanes(-x)) }
+    @_transparent static func apply(_ x: Floatx16) -> Floatx16 { FusedExponential.swish(x) }
+    static var isPiecewiseLinear: Bool { false }
+}
+/// Mish lane by lane through the scalar form, out of line (`mishLanes`).
+enum Mish: StoreActivation {
+    @_transparent static func apply(_ x: Floatx16) -> Floatx16 { mishLanes(x) }
     static var isPiecewiseLinear: Bool { false }
 }
 
-/// Mish on this kernel's vectors, lane by lane through the scalar form, out of line.
+/// Mish on this kernel's vectors, lane by lane through the scalar form, out of line: the store stays short.
 @inline(never)
-func lanes(_ activation: Activation, _ x: Floatx16) -> Floatx16 {
-    Activation.scalarLanes(activation, x)
+func mishLanes(_ x: Floatx16) -> Floatx16 {
+    Activation.scalarLanes(.mish, x)
 }

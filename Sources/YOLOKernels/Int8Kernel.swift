@@ -60,9 +60,14 @@ public struct Int8Kernel: Sendable {
     /// The direct path's entry points (kernels with 1-byte quads only), nil when the kernel has none.
     public let directSweep: DirectSweep?
     public let packQuads: PackQuads?
+    /// True when `sweep` honours `Int8Epilogue.sums` (stores the exact s32 sums): the products of int8 Winograd
+    /// F(2×2, 3×3), whose operands are the transforms widened to s16 (kernels of 2-byte elements only).
+    public let storesSums: Bool
 
     public init(tileRows: Int, tileColumns: Int, group: Int, elementBytes: Int, sweep: Sweep, packB: PackB, quantize: Quantize,
-                directSweep: DirectSweep? = nil, packQuads: PackQuads? = nil) {
+                directSweep: DirectSweep? = nil, packQuads: PackQuads? = nil, storesSums: Bool = false) {
+        precondition(!storesSums || elementBytes == 2, "Int8Kernel: s32 sums of s16 operands only")
+        self.storesSums = storesSums
         precondition((directSweep == nil) == (packQuads == nil) && (directSweep == nil || group == 4 && elementBytes == 1),
                      "Int8Kernel: the direct path needs both entry points and 1-byte quads")
         self.directSweep = directSweep
@@ -112,13 +117,16 @@ public struct Int8Epilogue {
     /// `1/sₒ`: what a u8 output after a transcendental activation (logistic, swish, mish) is multiplied by
     /// before its zero point is added (unused otherwise).
     public var outputReciprocal: Float
+    /// True: C holds the exact sums `Σ A·B` as s32, nothing else applied (kernels with `Int8Kernel.storesSums`).
+    public var sums: Bool
 
     @inlinable
     public init(compensation: UnsafePointer<Int32>, multipliers: UnsafePointer<Float>, biases: UnsafePointer<Float>,
-                activation: Int, zeroPoint: Float, bytes: Bool, outputReciprocal: Float = 1) {
+                activation: Int, zeroPoint: Float, bytes: Bool, outputReciprocal: Float = 1, sums: Bool = false) {
         (self.compensation, self.multipliers, self.biases) = (compensation, multipliers, biases)
         (self.activation, self.zeroPoint, self.bytes) = (activation, zeroPoint, bytes)
         self.outputReciprocal = outputReciprocal
+        self.sums = sums
     }
 
     /// True when a u8 output is divided by its scale after the activation (`outputReciprocal`): the activation
@@ -126,13 +134,13 @@ public struct Int8Epilogue {
     @inlinable public var scalesAfterActivation: Bool { bytes && !Activation(code: activation).isPiecewiseLinear }
 
     /// Bytes of one element of C.
-    @inlinable public var outputBytes: Int { bytes ? 1 : 4 }
+    @inlinable public var outputBytes: Int { bytes && !sums ? 1 : 4 }
 
     /// The epilogue of the rows from `row` on.
     @inlinable
     public func rows(from row: Int) -> Int8Epilogue {
         Int8Epilogue(compensation: compensation + row, multipliers: multipliers + row, biases: biases + row,
-                     activation: activation, zeroPoint: zeroPoint, bytes: bytes, outputReciprocal: outputReciprocal)
+                     activation: activation, zeroPoint: zeroPoint, bytes: bytes, outputReciprocal: outputReciprocal, sums: sums)
     }
 
     /// The activated value `f` of sum `acc` of row `row` (the float output; the reference the kernels match).

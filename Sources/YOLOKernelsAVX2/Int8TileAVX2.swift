@@ -95,6 +95,15 @@ enum AVX2Int8Tile {
             bp += 64
         }
         let rowBytes = ldc * e.outputBytes
+        if e.sums {
+            storeSums(c, c00, c01)
+            if rows > 1 { storeSums(c + 1 * rowBytes, c10, c11) }
+            if rows > 2 { storeSums(c + 2 * rowBytes, c20, c21) }
+            if rows > 3 { storeSums(c + 3 * rowBytes, c30, c31) }
+            if rows > 4 { storeSums(c + 4 * rowBytes, c40, c41) }
+            if rows > 5 { storeSums(c + 5 * rowBytes, c50, c51) }
+            return
+        }
         let scalesAfter = e.scalesAfterActivation
         withInt8Activation(e.activation) { activation in
             store(c, 0, e, scalesAfter, activation, c00, c01)
@@ -104,6 +113,13 @@ enum AVX2Int8Tile {
             if rows > 4 { store(c + 4 * rowBytes, 4, e, scalesAfter, activation, c40, c41) }
             if rows > 5 { store(c + 5 * rowBytes, 5, e, scalesAfter, activation, c50, c51) }
         }
+    }
+
+    /// A row's 16 exact sums, as they are (`Int8Epilogue.sums`).
+    @inline(__always)
+    static func storeSums(_ p: UnsafeMutableRawPointer, _ v0: Int32x8, _ v1: Int32x8) {
+        p.storeBytes(of: v0, as: Int32x8.self)
+        p.storeBytes(of: v1, toByteOffset: 32, as: Int32x8.self)
     }
 
     /// Row `r` of the tile through the epilogue (`Int8Epilogue`), stored at `p`: 16 bytes or 16 floats.

@@ -101,18 +101,26 @@ import YOLOTestSupport
         #expect(algorithm(Self.layer(512, 13, 13, filters: 512), vnni) == .int8Direct(split: .filters))
         #expect(algorithm(Self.layer(32, 104, 104, filters: 32), vnni, threads: 1) == .int8Direct(split: .columns))
         #expect(algorithm(Self.layer(32, 208, 208, filters: 64, stride: 2), vnni) == .int8Direct(split: .columns))
-        // Else im2col + GEMM: channels not in whole quads (but 3 at stride 2), a 1×1 layer, the AVX2 kernel.
+        // Else im2col + GEMM: channels not in whole quads (but 3 at stride 2), a 1×1 layer.
         #expect(algorithm(Self.layer(3, 416, 416, filters: 32, stride: 2), vnni) == .int8Direct(split: .columns))
         #expect(algorithm(Self.layer(3, 416, 416, filters: 16), vnni) != .int8Direct(split: .columns))
         #expect(algorithm(Self.layer(5, 52, 52, filters: 16), vnni) != .int8Direct(split: .columns))
         func isWholeMapGEMM(_ a: ConvolutionPlan.Algorithm) -> Bool { if case .gemm = a { return true } else { return false } }
         #expect(isWholeMapGEMM(algorithm(Self.layer(64, 52, 52, filters: 128, size: 1), vnni)))
-        let avx2Plan = algorithm(Self.layer(256, 26, 26, filters: 256), avx2)
-        if let rows = ConvolutionPlanner.int8BandRows(Self.layer(256, 26, 26, filters: 256), kernel: avx2) {
-            #expect(avx2Plan == .gemmBands(rows: rows))
+        // The AVX2 kernel (no direct path, s32 sums): Winograd F(2, 3) for every 3×3 stride-1 layer up to 1,827 channels
+        // (any channel count: its pairs are of channels), im2col + GEMM otherwise.
+        #expect(algorithm(Self.layer(256, 26, 26, filters: 256), avx2) == .int8Winograd)
+        #expect(algorithm(Self.layer(5, 52, 52, filters: 16), avx2) == .int8Winograd)
+        #expect(algorithm(Self.layer(1_827, 13, 13, filters: 16), avx2) == .int8Winograd)
+        #expect(algorithm(Self.layer(1_828, 13, 13, filters: 16), avx2) != .int8Winograd)
+        #expect(algorithm(Self.layer(256, 26, 26, filters: 256), vnni) != .int8Winograd)
+        let strided = Self.layer(64, 104, 104, filters: 128, stride: 2)
+        if let rows = ConvolutionPlanner.int8BandRows(strided, kernel: avx2) {
+            #expect(algorithm(strided, avx2) == .gemmBands(rows: rows))
         } else {
-            #expect(isWholeMapGEMM(avx2Plan))
+            #expect(isWholeMapGEMM(algorithm(strided, avx2)))
         }
+        #expect(isWholeMapGEMM(algorithm(Self.layer(64, 52, 52, filters: 128, size: 1), avx2)))
         #endif
     }
 

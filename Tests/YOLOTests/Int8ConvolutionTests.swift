@@ -22,6 +22,8 @@ import YOLOTestSupport
         Case(channels: 5, height: 20, width: 31, filters: 70, size: 3, stride: 1, padding: 1, activation: .relu),
         Case(channels: 8, height: 12, width: 17, filters: 13, size: 3, stride: 1, padding: 1, activation: .leaky),
         Case(channels: 8, height: 70, width: 71, filters: 7, size: 3, stride: 2, padding: 1, activation: .linear),
+        // Winograd F(2, 3) on AVX2 in 5 chunks of 7 blocks of 16 tiles (the last one short), chunks starting mid-row.
+        Case(channels: 23, height: 40, width: 45, filters: 40, size: 3, stride: 1, padding: 1, activation: .leaky),
         // SiLU and logistic (imported ONNX models): real values through the activation, then the output's scale.
         Case(channels: 8, height: 12, width: 17, filters: 13, size: 3, stride: 1, padding: 1, activation: .swish),
         Case(channels: 16, height: 7, width: 6, filters: 13, size: 1, stride: 1, padding: 0, activation: .swish),
@@ -101,6 +103,7 @@ import YOLOTestSupport
                     if kernel.kernel.directSweep != nil && c.size == 3 && c.padding == 1 {
                         algorithms += [.int8Direct(split: .columns), .int8Direct(split: .filters)]
                     }
+                    if kernel.kernel.storesSums && c.size == 3 && c.stride == 1 && c.padding == 1 { algorithms.append(.int8Winograd) }
                     for split in algorithms {
                         let layer = setup.layer(kernel: kernel, threads: threads, algorithm: split, writesBytes: writesBytes)
                         var output = LayerTestSupport.run(layer, input: setup.input, threads: threads)

@@ -11,8 +11,10 @@ import YOLOKernels
     public let panelBytes: Int
     let storage: SharedBuffer<UInt8>
 
-    /// Packs `values` (`rows × columns` s8, row-major) for `kernel`.
-    public init(_ values: UnsafeBufferPointer<Int8>, rows: Int, columns: Int, kernel: Int8KernelFamily) {
+    /// Packs `values` (`rows × columns`, row-major: s8 weights, or s16 ones for a kernel of 2-byte elements) for `kernel`.
+    public init<Value: FixedWidthInteger & SignedInteger>(_ values: UnsafeBufferPointer<Value>, rows: Int, columns: Int,
+                                                          kernel: Int8KernelFamily) {
+        precondition(Value.bitWidth <= 8 * kernel.kernel.elementBytes, "Int8PackedMatrix: \(Value.self) values for \(kernel.name)")
         precondition(values.count == rows * columns && rows > 0 && columns > 0, "Int8PackedMatrix: \(values.count) values for \(rows)x\(columns)")
         let k = kernel.kernel
         let panels = (rows + k.tileRows - 1) / k.tileRows
@@ -27,7 +29,7 @@ import YOLOKernels
                         + (c / k.group) * k.tileRows * k.group + inPanel * k.group + c % k.group
                     let value = values[r * columns + c]
                     if k.elementBytes == 1 {
-                        raw.storeBytes(of: value, toByteOffset: element, as: Int8.self)
+                        raw.storeBytes(of: Int8(value), toByteOffset: element, as: Int8.self)
                     } else {
                         raw.storeBytes(of: Int16(value), toByteOffset: 2 * element, as: Int16.self)
                     }

@@ -18,7 +18,8 @@ import YOLOKernelsVNNI
     public enum Name: String, Sendable, CaseIterable {
         /// AVX512-VNNI: `vpdpbusd` on zmm registers, 6 × 64 tiles of u8 quads; a direct path for 3×3 layers.
         case avx512vnni
-        /// AVX2 without VNNI: `vpmaddwd` on operands widened to s16, 6 × 16 tiles of pairs.
+        /// AVX2 without VNNI: `vpmaddwd` on operands widened to s16, 6 × 16 tiles of pairs; exact Winograd F(2×2, 3×3)
+        /// for 3×3 stride-1 layers.
         case avx2
     }
 
@@ -33,7 +34,7 @@ import YOLOKernelsVNNI
 
     public var description: String {
         "\(name.rawValue) (\(kernel.tileRows)x\(kernel.tileColumns) int8 tiles, \(kernel.group) values of k per 32-bit lane"
-            + (kernel.directSweep != nil ? "; direct 3x3 path)" : ")")
+            + (kernel.directSweep != nil ? "; direct 3x3 path)" : kernel.storesSums ? "; Winograd F(2x2, 3x3) path)" : ")")
     }
 
     /// Every int8 kernel this build carries, best first.
@@ -48,7 +49,7 @@ import YOLOKernelsVNNI
         kernels.append(Int8KernelFamily(
             name: .avx2,
             kernel: Int8Kernel(tileRows: 6, tileColumns: 16, group: 2, elementBytes: 2, sweep: avx2Int8Sweep, packB: avx2Int8PackB,
-                               quantize: avx2Int8Quantize),
+                               quantize: avx2Int8Quantize, storesSums: true),
             requiredFeatures: KernelFamily.x86v3))
         #endif
         return kernels

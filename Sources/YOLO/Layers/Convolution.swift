@@ -136,7 +136,7 @@ import Foundation
             forwardRowBlocked(io, bandRows: rows)
         case .gemm(let split):
             if io.threads > 1 { forwardThreaded(io, split: split) } else { forwardGEMM(io) }
-        case .int8Direct, .grouped:  // int8 and grouped plans are run by their own layers; here the plain product
+        case .int8Direct, .int8Winograd, .grouped:  // int8 and grouped plans are run by their own layers; here the plain product
             forwardGEMM(io)
         }
     }

@@ -39,6 +39,8 @@ import YOLOKernels
     let output: ActivationQuantization?
     /// The direct path's geometry, nil on the GEMM paths.
     let direct: Direct?
+    /// The Winograd path's geometry and transformed weights (`Int8Winograd.swift`), nil on the other paths.
+    let winograd: Int8WinogradGeometry?
 
     /// The geometry of the direct path (see the type's description).
     struct Direct {
@@ -117,8 +119,15 @@ import YOLOKernels
             self.packed = values.withUnsafeBufferPointer {
                 Int8PackedMatrix($0, rows: filters, columns: direct.quads * 36, kernel: kernel)
             }
+            self.winograd = nil
+        } else if case .int8Winograd = plan.algorithm {
+            let winograd = Int8WinogradGeometry(steps: steps, weights: w.values.buffer, kernel: kernel)
+            self.winograd = winograd
+            self.direct = nil
+            self.packed = winograd.weights[0]
         } else {
             self.direct = nil
+            self.winograd = nil
             self.packed = Int8PackedMatrix(w.values.buffer, rows: filters, columns: steps.patchLength, kernel: kernel)
         }
         self.input = parameters.input
@@ -141,12 +150,13 @@ import YOLOKernels
     public var filters: Int { steps.outputShape.channels }
     public var maxThreads: Int { plan.maxThreads }
     public var ownedBytes: Int {
-        packed.storage.count + compensation.count * MemoryLayout<Int32>.stride + multipliers.count * MemoryLayout<Float>.stride
+        (winograd?.weights.dropFirst().reduce(0) { $0 + $1.storage.count } ?? 0)
+            + packed.storage.count + compensation.count * MemoryLayout<Int32>.stride + multipliers.count * MemoryLayout<Float>.stride
             + (direct?.offsets.count ?? 0) * MemoryLayout<Int32>.stride
     }
 
     public var algorithm: String {
-        "int8 " + (direct != nil ? "direct" : steps.isPointwise ? "1x1 gemm" : "im2col+gemm") + " (\(kernel.name.rawValue))"
+        "int8 " + (direct != nil ? "direct" : winograd != nil ? "winograd F(2,3)" : steps.isPointwise ? "1x1 gemm" : "im2col+gemm") + " (\(kernel.name.rawValue))"
     }
 
     /// Output rows per band on the banded path (`ConvolutionPlan.Algorithm.gemmBands`), else nil.
@@ -160,6 +170,7 @@ import YOLOKernels
     var quantizedBytes: Int { quantizesInput ? (steps.inputShape.count + 63) / 64 * 64 : 0 }
     var columnsBytes: Int {
         if let direct { return direct.planesBytes }
+        if let winograd { return winograd.scratchBytes(threads: maxThreads) }
         guard let bandRows else { return (steps.columnsCount + 63) / 64 * 64 }
         return (steps.patchLength * bandRows * steps.outputShape.width + 63) / 64 * 64 * maxThreads
     }
@@ -170,7 +181,7 @@ import YOLOKernels
         return (filters * direct.gridColumns(kernel.kernel.tileColumns) * epilogue.outputBytes + 63) / 64 * 64
     }
     public var scratchCount: Int {
-        (quantizedBytes + columnsBytes + (direct != nil ? gridBytes : workerBytes * maxThreads) + 3) / 4
+        (quantizedBytes + columnsBytes + (direct != nil ? gridBytes : winograd != nil ? 0 : workerBytes * maxThreads) + 3) / 4
     }
 
     /// The epilogue of every filter.
@@ -194,6 +205,10 @@ import YOLOKernels
         if let direct {
             return forwardDirect(source, direct, into: UnsafeMutableRawPointer(io.output), scratch: scratch + quantizedBytes,
                                  threads: threads)
+        }
+        if let winograd {
+            return forwardWinograd(source, winograd, into: UnsafeMutableRawPointer(io.output), scratch: scratch + quantizedBytes,
+                                   threads: threads)
         }
         if let bandRows {
             return forwardBands(source, bandRows: bandRows, into: UnsafeMutableRawPointer(io.output),

@@ -15,6 +15,10 @@
         /// Int8 only, a 3×3 padding-1 layer of stride 1 or 2: the product read in place from the input packed in
         /// planes of channel quads (no im2col, no packing of B; `Int8Convolution`), the threads splitting `split`.
         case int8Direct(split: DirectSplit)
+        /// Int8 only, a 3×3 stride-1 padding-1 layer on a kernel that stores s32 sums (`Int8Kernel.storesSums`):
+        /// exact integer Winograd F(2×2, 3×3), 16 products of s16 transforms per 2×2 outputs and channel
+        /// instead of 36 (`Int8Convolution`); the threads split the transforms' tiles and the 16 products' blocks.
+        case int8Winograd
         /// A convolution with channel groups (depthwise in YOLO11): each output channel summed directly from its
         /// group's input channels, vectorized along the output row (`GroupedConvolution`, one generic SIMD body for
         /// every kernel family); the threads split the output channels.
@@ -107,6 +111,7 @@
         case .gemmBands(let rows): parts = ["gemm by bands of \(rows) output rows"]
         case .winograd(let w): parts = [w.description]
         case .int8Direct(let split): parts = ["direct on channel quads, threads split the \(split.rawValue)"]
+        case .int8Winograd: parts = ["int8 winograd F(2,3), threads split tiles and products"]
         case .grouped: parts = ["grouped direct, threads split the channels"]
         }
         switch (weights, precision) {

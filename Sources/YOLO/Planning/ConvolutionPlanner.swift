@@ -44,6 +44,7 @@
         }
         if let int8 {
             let algorithm: ConvolutionPlan.Algorithm = int8DirectSplit(layer, kernel: int8, threads: threads).map { .int8Direct(split: $0) }
+                ?? (int8Winograd(layer, kernel: int8) ? .int8Winograd : nil)
                 ?? int8BandRows(layer, kernel: int8).map { .gemmBands(rows: $0) }
                 ?? .gemm(split: gemmSplit(layer, threads: threads, family: family, int8: int8))
             return ConvolutionPlan(algorithm: algorithm, weights: .float, fusion: nil, maxThreads: threads, precision: .int8(int8.name))
@@ -186,6 +187,17 @@
         // The busiest worker's parts over an even share (parts / threads), blocks against panels, cross-multiplied.
         func busiest(_ parts: Int) -> Int { (parts + threads - 1) / threads }
         return busiest(blocks) * panels <= busiest(panels) * blocks ? .columns : .filters
+    }
+
+    /// Whether an int8 layer takes exact Winograd F(2×2, 3×3) (`ConvolutionPlan.Algorithm.int8Winograd`): a 3×3
+    /// stride-1 padding-1 layer on a kernel without the direct path that stores s32 sums (AVX2's), whose sums fit:
+    /// the transforms multiply each sum by 4, so `4 · 9 · 255 · 128 · channels` must stay below 2³¹ (up to 1,827
+    /// channels; the products in between may wrap, the output transform's result is exact).
+    /// It does 16 products per 2×2 outputs and channel where im2col + GEMM does 36: on AVX2 the widened products
+    /// run at the same rate either way, so the layer takes about half the time (docs/QUANTIZATION.md).
+    static func int8Winograd(_ layer: Layer, kernel: Int8KernelFamily) -> Bool {
+        layer.size == 3 && layer.stride == 1 && layer.padding == 1 && kernel.kernel.storesSums && kernel.kernel.directSweep == nil
+            && layer.input.channels <= Int8Convolution.winogradMaximumChannels
     }
 
     /// Filters a LUT layer expands and multiplies together: whole GEMM panels, at most 1 MB of floats.

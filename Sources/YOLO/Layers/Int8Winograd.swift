@@ -1,0 +1,319 @@
+import YOLOKernels
+
+/// Exact integer Winograd F(2×2, 3×3) for `Int8Convolution` (`ConvolutionPlan.Algorithm.int8Winograd`).
+///
+/// With `Bᵀ = [1 0 −1 0; 0 1 1 0; 0 −1 1 0; 0 1 0 −1]`, `G′ = 2G = [2 0 0; 1 1 1; 1 −1 1; 0 0 2]` and
+/// `Aᵀ = [1 1 1 0; 0 1 −1 −1]`, each 2×2 output tile of a filter is `Aᵀ [Σ_c U_c ⊙ V_c] A = 4 ·` the direct
+/// sums, where `U_c = G′ g_c G′ᵀ` (the filter's s8 3×3 weights on channel `c`, |U| ≤ 1,152) and `V_c = Bᵀ d_c B`
+/// (the 4×4 u8 input codes under the tile, the padding at the input's zero point, |V| ≤ 1,020): integers, both
+/// in s16, so each of the 16 products `M_ξ = U_ξ · V_ξ` (filters × channels times channels × tiles) runs on the
+/// kernel's s16 pair sweep, stored as exact s32 sums (`Int8Epilogue.sums`). The sums may wrap in between; the
+/// output transform's result, 4 × a sum below 2³¹ / 4 (`winogradMaximumChannels`), is exact, and `>> 2` gives
+/// the same integer the direct product gives, so the epilogue, and every output bit, are the GEMM path's.
+///
+/// Scratch after the quantized input: the input's codes in padded planes (`paddedHeight × paddedWidth` bytes a
+/// channel, the zero point around the map), V in the kernel's packed-B layout (per ξ, per block of `tileColumns`
+/// tiles, `[paddedK/2][tileColumns][2]` s16), then M (per ξ, `filters × tileColumns·blocks` s32).
+struct Int8WinogradGeometry {
+    let tilesY: Int, tilesX: Int, blocks: Int
+    let paddedHeight: Int, paddedWidth: Int
+    let channels: Int, paddedK: Int, filters: Int
+    /// `U_ξ` for ξ = 4i + j, packed as the kernel's A (s16).
+    let weights: [Int8PackedMatrix]
+    /// Per tile (and 7 past the last, for whole groups of 8): the offset of its top-left output in a filter's
+    /// plane, and which of its outputs the map has (bit 0: the right column, bit 1: the bottom row; the
+    /// top-left one always; 0 past the last tile).
+    let tileOffsets: SharedBuffer<Int32>
+    let tileParts: SharedBuffer<UInt8>
+
+    /// Blocks of 16 tiles transformed, multiplied and transformed back together (a chunk; the last may be
+    /// smaller): all of them when the transformed weights are large (each chunk reads all 16 `U_ξ`), else as
+    /// many as keep the chunk's V and M within `chunkBudget` (in a core's L2), at least one.
+    let chunkBlocks: Int
+    /// Bytes of V and M one chunk may take when the weights are small, and how large "small" is.
+    static let chunkBudget = 393_216
+    static let smallWeights = 1_048_576
+
+    var tiles: Int { tilesY * tilesX }
+    var chunks: Int { (blocks + chunkBlocks - 1) / chunkBlocks }
+    /// Whether each chunk is one worker's (else the workers share the one chunk's steps).
+    var chunked: Bool { chunks > 1 }
+    var planesBytes: Int { (channels * paddedHeight * paddedWidth + 63) / 64 * 64 }
+    /// Bytes of one block of V (16 products' packed B blocks) and of M (16 products, every filter, 16 tiles).
+    static func blockBytes(paddedK: Int, filters: Int) -> Int { 16 * paddedK * 16 * 2 + 16 * filters * 16 * 4 }
+    /// Bytes of one chunk's V and M (and 8 sums past M: a row's last group of 8 tiles reads up to 7 more).
+    var chunkBytes: Int { (Self.blockBytes(paddedK: paddedK, filters: filters) * chunkBlocks + 32 + 63) / 64 * 64 }
+    /// Scratch after the quantized input, for `threads` workers.
+    func scratchBytes(threads: Int) -> Int { planesBytes + chunkBytes * (chunked ? threads : 1) }
+
+    /// - Precondition: the kernel stores s32 sums in 16-column tiles.
+    init(steps: ConvolutionSteps, weights values: UnsafeBufferPointer<Int8>, kernel: Int8KernelFamily) {
+        precondition(kernel.kernel.storesSums && kernel.kernel.tileColumns == 16 && kernel.kernel.group == 2,
+                     "Int8WinogradGeometry: \(kernel.name) does not store s16-pair sums in 16-column tiles")
+        let (input, output) = (steps.inputShape, steps.outputShape)
+        precondition(steps.size == 3 && steps.stride == 1 && steps.padding == 1 && input.channels <= Int8Convolution.winogradMaximumChannels,
+                     "Int8WinogradGeometry: not a 3x3/1 layer of at most \(Int8Convolution.winogradMaximumChannels) channels")
+        tilesY = (output.height + 1) / 2
+        tilesX = (output.width + 1) / 2
+        blocks = (tilesY * tilesX + 15) / 16
+        paddedHeight = 2 * tilesY + 2
+        paddedWidth = 2 * tilesX + 16  // a group of 8 tiles from any tile on reads 18 columns
+        channels = input.channels
+        paddedK = Int8Kernel.paddedK(input.channels)
+        filters = output.channels
+        let perBlock = Self.blockBytes(paddedK: paddedK, filters: filters)
+        chunkBlocks = 16 * filters * paddedK * 2 <= Self.smallWeights ? max(1, min(blocks, Self.chunkBudget / perBlock)) : blocks
+        let (tilesY, tilesX) = (tilesY, tilesX)
+        let tiles = tilesY * tilesX, padded = (tiles + 7) / 8 * 8
+        tileOffsets = SharedBuffer((0..<padded).map { t in
+            t < tiles ? Int32(2 * (t / tilesX) * output.width + 2 * (t % tilesX)) : 0
+        })
+        tileParts = SharedBuffer((0..<padded).map { t in
+            guard t < tiles else { return UInt8(0) }
+            let (ty, tx) = t.quotientAndRemainder(dividingBy: tilesX)
+            return (2 * tx + 1 < output.width ? 1 : 0) | (2 * ty + 1 < output.height ? 2 : 0)
+        })
+        // U = G′ g G′ᵀ per filter and channel, as 16 matrices of filters × channels.
+        let (channels, filters) = (channels, filters)
+        var u = [Int16](repeating: 0, count: 16 * filters * channels)
+        // G′ g G′ᵀ: G′ down each of g's 3 columns (4×3), then G′ along each of the 4 rows;
+        // G′'s rows are (2, 0, 0), (1, 1, 1), (1, −1, 1), (0, 0, 2).
+        let count = filters * channels
+        u.withUnsafeMutableBufferPointer { u in
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: 12) { t in
+                for fc in 0..<count {
+                    let g = values.baseAddress! + 9 * fc
+                    for b in 0..<3 {
+                        let (x0, x1, x2) = (Int(g[b]), Int(g[3 + b]), Int(g[6 + b]))
+                        (t[b], t[3 + b], t[6 + b], t[9 + b]) = (2 * x0, x0 + x1 + x2, x0 - x1 + x2, 2 * x2)
+                    }
+                    for i in 0..<4 {
+                        let (x0, x1, x2) = (t[3 * i], t[3 * i + 1], t[3 * i + 2])
+                        u[(4 * i) * count + fc] = Int16(2 * x0)
+                        u[(4 * i + 1) * count + fc] = Int16(x0 + x1 + x2)
+                        u[(4 * i + 2) * count + fc] = Int16(x0 - x1 + x2)
+                        u[(4 * i + 3) * count + fc] = Int16(2 * x2)
+                    }
+                }
+            }
+        }
+        weights = (0..<16).map { xi in
+            u.withUnsafeBufferPointer { Int8PackedMatrix(UnsafeBufferPointer(rebasing: $0[xi * count ..< (xi + 1) * count]), rows: filters,
+                                                         columns: channels, kernel: kernel) }
+        }
+    }
+}
+
+extension Int8Convolution {
+    /// The most input channels int8 Winograd takes: 4 · 9 · 255 · 128 · channels < 2³¹.
+    static let winogradMaximumChannels = 1_827
+
+    /// The Winograd path: the input's padded planes, then chunk by chunk V, the 16 products and the output transform
+    /// with the epilogue. Chunks are dealt out to the workers, or, with one chunk, each step is split over them.
+    func forwardWinograd(_ source: UnsafePointer<UInt8>, _ w: Int8WinogradGeometry, into output: UnsafeMutableRawPointer,
+                         scratch: UnsafeMutableRawPointer, threads: Int) {
+        let planes = scratch.assumingMemoryBound(to: UInt8.self)
+        let (shape, pad) = (steps.inputShape, input.zeroPoint)
+        let planeBytes = w.paddedHeight * w.paddedWidth
+        Parallel.forRanges(w.channels, threads: threads) { range in
+            for c in range {
+                let plane = planes + c * planeBytes
+                plane.update(repeating: pad, count: planeBytes)
+                for y in 0..<shape.height {
+                    (plane + (y + 1) * w.paddedWidth + 1).update(from: source + (c * shape.height + y) * shape.width, count: shape.width)
+                }
+            }
+        }
+        let chunkScratch = scratch + w.planesBytes
+        if w.chunked {
+            Parallel.forWorkers(w.chunks, threads: threads) { worker, chunks in
+                for chunk in chunks {
+                    winogradChunk(planes, w, chunk: chunk, into: output, scratch: chunkScratch + worker * w.chunkBytes, threads: 1)
+                }
+            }
+        } else {
+            winogradChunk(planes, w, chunk: 0, into: output, scratch: chunkScratch, threads: threads)
+        }
+    }
+
+    /// One chunk: V of its tiles, `M_ξ = U_ξ · V_ξ`, then the outputs.
+    func winogradChunk(_ planes: UnsafePointer<UInt8>, _ w: Int8WinogradGeometry, chunk: Int, into output: UnsafeMutableRawPointer,
+                       scratch: UnsafeMutableRawPointer, threads: Int) {
+        let firstBlock = chunk * w.chunkBlocks
+        let blocks = min(w.chunkBlocks, w.blocks - firstBlock)
+        let tiles = 16 * firstBlock ..< min(w.tiles, 16 * (firstBlock + blocks))
+        let kernel = self.kernel.kernel
+        let blockBytes = kernel.blockBytes(w.channels)
+        let transformed = scratch, products = scratch + 16 * blocks * blockBytes
+        let columns = 16 * blocks
+        Parallel.forRanges((w.channels + 1) / 2, threads: threads) { pairs in
+            for pair in pairs { Self.transformInput(planes, w, pair: pair, tiles: tiles, blocks: blocks, into: transformed) }
+        }
+        var sums = epilogue
+        sums.sums = true
+        let steps = w.paddedK / 2
+        Parallel.forRanges(16 * blocks, threads: threads) { parts in
+            var e = sums
+            withUnsafePointer(to: &e) { e in
+                for part in parts {
+                    let (xi, block) = part.quotientAndRemainder(dividingBy: blocks)
+                    let u = w.weights[xi]
+                    kernel.sweep(steps, u.panel(0), u.panelBytes, transformed + (xi * blocks + block) * blockBytes,
+                                 products + (xi * w.filters * columns + block * 16) * 4, columns, w.filters, UnsafeRawPointer(e))
+                }
+            }
+        }
+        let (epilogue, out) = (self.epilogue, outputShape)
+        let m = UnsafeRawPointer(products).assumingMemoryBound(to: Int32.self)
+        Parallel.forRanges(w.filters, threads: threads) { filters in
+            for f in filters {
+                Self.transformOutput(m, w, tiles: tiles, columns: columns, filter: f, epilogue: epilogue, shape: out, into: output)
+            }
+        }
+    }
+
+    /// V of `tiles` (the chunk's, from a block's first tile on) for channels `2·pair` and `2·pair + 1` (0 past the
+    /// last channel), 8 tiles of a row at a time, into the chunk's `blocks` packed blocks per ξ.
+    static func transformInput(_ planes: UnsafePointer<UInt8>, _ w: Int8WinogradGeometry, pair: Int, tiles: Range<Int>, blocks: Int,
+                               into target: UnsafeMutableRawPointer) {
+        typealias Row = SIMD8<Int16>
+        let planeBytes = w.paddedHeight * w.paddedWidth
+        let lanes = target.assumingMemoryBound(to: UInt32.self)
+        let steps = w.paddedK / 2
+        guard !tiles.isEmpty else { return }
+        let chunkTiles = 16 * blocks
+        // Each ξ's pairs (the two channels' s16 in one u32, as the packed block holds them) for the chunk's tiles
+        // in `staged` (ξ-major, 8 spare a ξ), written 8 tiles at a time, then copied out a block's 16 lanes (64 bytes) at a time.
+        withUnsafeTemporaryAllocation(of: Row.self, capacity: 32) { v in
+            withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 16 * (chunkTiles + 8)) { staged in
+            let staged = staged.baseAddress!
+            // The 16 values of V (ξ = 4i + j) for 8 tiles of channel `c`, whose top-left padded pixels are (2ty, 2tx0 + 2k),
+            // at `v + base`: first each row's column transform, then the row transform.
+            func transform(_ c: Int, _ ty: Int, _ tx0: Int, _ base: Int) {
+                guard c < w.channels else {
+                    for xi in 0..<16 { v[base + xi] = Row() }
+                    return
+                }
+                for i in 0..<4 {
+                    let y: Int = 2 &* ty &+ i
+                    let offset: Int = c &* planeBytes &+ y &* w.paddedWidth &+ 2 &* tx0
+                    let p = UnsafeRawPointer(planes + offset)
+                    let p0 = SIMD16<Int16>(truncatingIfNeeded: p.loadUnaligned(as: SIMD16<UInt8>.self))
+                    let p2 = SIMD16<Int16>(truncatingIfNeeded: p.loadUnaligned(fromByteOffset: 2, as: SIMD16<UInt8>.self))
+                    let (a, b, cc, d) = (p0.evenHalf, p0.oddHalf, p2.evenHalf, p2.oddHalf)
+                    v[base + 4 * i] = a &- cc
+                    v[base + 4 * i + 1] = b &+ cc
+                    v[base + 4 * i + 2] = cc &- b
+                    v[base + 4 * i + 3] = b &- d
+                }
+                for j in 0..<4 {
+                    let (r0, r1, r2, r3) = (v[base + j], v[base + 4 + j], v[base + 8 + j], v[base + 12 + j])
+                    v[base + j] = r0 &- r2
+                    v[base + 4 + j] = r1 &+ r2
+                    v[base + 8 + j] = r2 &- r1
+                    v[base + 12 + j] = r1 &- r3
+                }
+            }
+            for ty in tiles.lowerBound / w.tilesX ... (tiles.upperBound - 1) / w.tilesX {
+                let row = ty * w.tilesX
+                let columns = max(0, tiles.lowerBound - row) ..< min(w.tilesX, tiles.upperBound - row)
+                for tx0 in Swift.stride(from: columns.lowerBound, to: columns.upperBound, by: 8) {
+                    transform(2 * pair, ty, tx0, 0)
+                    transform(2 * pair + 1, ty, tx0, 16)
+                    // 8 tiles' pairs of every ξ; lanes past the row's last tile land on the next tiles' places, which
+                    // the next group overwrites, or past the chunk's tiles (into the ξ's 8 spare).
+                    let t = row + tx0 - tiles.lowerBound
+                    for xi in 0..<16 {
+                        let low = SIMD8<UInt32>(truncatingIfNeeded: SIMD8<UInt16>(truncatingIfNeeded: v[xi]))
+                        let high = SIMD8<UInt32>(truncatingIfNeeded: SIMD8<UInt16>(truncatingIfNeeded: v[16 + xi]))
+                        let pairs: SIMD8<UInt32> = low | (high &<< 16)
+                        let at: Int = xi &* (chunkTiles + 8) &+ t
+                        UnsafeMutableRawPointer(staged + at).storeBytes(of: pairs, as: SIMD8<UInt32>.self)
+                    }
+                }
+            }
+            for xi in 0..<16 {
+                for block in 0..<blocks {
+                    let to: Int = ((xi &* blocks &+ block) &* steps &+ pair) &* 16
+                    let from: Int = xi &* (chunkTiles + 8) &+ block &* 16
+                    (lanes + to).update(from: staged + from, count: 16)
+                }
+            }
+            }
+        }
+    }
+
+    /// Filter `f`'s outputs of `tiles` from its 16 rows of the chunk's M (`columns` a row, from the chunk's first
+    /// tile): `Aᵀ M A / 4`, then the epilogue, 8 tiles at a time.
+    static func transformOutput(_ products: UnsafePointer<Int32>, _ w: Int8WinogradGeometry, tiles: Range<Int>, columns: Int, filter f: Int,
+                                epilogue e: Int8Epilogue, shape: Shape, into output: UnsafeMutableRawPointer) {
+        typealias Sums = SIMD8<Int32>
+        typealias Lanes = SIMD8<Float>
+        let plane = w.filters * columns
+        let linear = Activation(code: e.activation).isPiecewiseLinear
+        let (height, width) = (shape.height, shape.width)
+        let (offsets, parts) = (w.tileOffsets.pointer, w.tileParts.pointer)
+        let planeOffset = f * height * width
+        // Row by row of tiles, 8 tiles at a time (M read from any tile on: a row's end reads up to 7 more).
+        for ty in tiles.lowerBound / w.tilesX ... (tiles.upperBound - 1) / w.tilesX {
+            let row = ty * w.tilesX
+            let rowTiles = max(0, tiles.lowerBound - row) ..< min(w.tilesX, tiles.upperBound - row)
+            for tx0 in Swift.stride(from: rowTiles.lowerBound, to: rowTiles.upperBound, by: 8) {
+                let t0 = row + tx0, local = t0 - tiles.lowerBound
+                let valid = min(8, rowTiles.upperBound - tx0)
+                func m(_ xi: Int) -> Sums { UnsafeRawPointer(products + xi * plane + f * columns + local).loadUnaligned(as: Sums.self) }
+                // Whole 2×2 outputs for all 8 tiles: each output row's 16 values in one store.
+                let whole = linear && e.bytes && valid == 8 && parts[t0 + 7] == 3
+                // Aᵀ M A: the rows s0 = m0 + m1 + m2 and s1 = m1 − m2 − m3 (4 columns each), then the same along the columns.
+                for i in 0..<2 {
+                    let r = { (j: Int) -> Sums in i == 0 ? m(j) &+ m(4 + j) &+ m(8 + j) : m(4 + j) &- m(8 + j) &- m(12 + j) }
+                    let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3))
+                    let left = (r0 &+ r1 &+ r2) &>> 2, right = (r1 &- r2 &- r3) &>> 2
+                    if whole {
+                        // A code's float is 1.5·2²³ + the code before the magic number is subtracted: its low byte.
+                        let magic = Lanes(repeating: 12_582_912)
+                        let a: Lanes = epilogueLanes(left, e, row: f) + magic, b: Lanes = epilogueLanes(right, e, row: f) + magic
+                        let low = unsafeBitCast(a, to: SIMD8<UInt32>.self) & 255, high = unsafeBitCast(b, to: SIMD8<UInt32>.self) & 255
+                        let pairs = SIMD8<UInt16>(truncatingIfNeeded: low | high &<< 8)  // bytes: a₀ b₀ a₁ b₁ …
+                        output.storeBytes(of: pairs, toByteOffset: planeOffset + Int(offsets[t0]) + i * width, as: SIMD8<UInt16>.self)
+                        continue
+                    }
+                    for (j, sums) in [left, right].enumerated() {
+                        let needed = UInt8(i << 1 | j)  // the tile's parts this output needs
+                        let values = linear ? epilogueLanes(sums, e, row: f) : nil
+                        for k in 0..<valid where parts[t0 + k] & needed == needed {
+                            let at = planeOffset + Int(offsets[t0 + k]) + i * width + j
+                            if e.bytes {
+                                output.storeBytes(of: values.map { UInt8($0[k]) } ?? e.code(sums[k], row: f), toByteOffset: at, as: UInt8.self)
+                            } else {
+                                output.storeBytes(of: values?[k] ?? e.real(sums[k], row: f), toByteOffset: 4 * at, as: Float.self)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The epilogue of a piecewise-linear activation on 8 sums of row `row`: the operations of `Int8Epilogue.code`
+    /// (u8 output: the codes, as floats) and `Int8Epilogue.real` in the same order, so the same bits.
+    @inline(__always)
+    static func epilogueLanes(_ sums: SIMD8<Int32>, _ e: Int8Epilogue, row: Int) -> SIMD8<Float> {
+        typealias Lanes = SIMD8<Float>
+        let x = Lanes(sums &+ SIMD8(repeating: e.compensation[row]))
+        let scaled = x * Lanes(repeating: e.multipliers[row])
+        let biased = scaled + Lanes(repeating: e.biases[row])
+        let f: Lanes
+        switch Activation(code: e.activation) {
+        case .leaky: f = Activation.positiveOr(biased, biased * 0.1)
+        case .relu: f = Activation.positiveOr(biased, Lanes())
+        default: f = biased
+        }
+        guard e.bytes else { return f }
+        let shifted = f + Lanes(repeating: e.zeroPoint)
+        let below = Lanes(repeating: 255).replacing(with: shifted, where: shifted .< 255)
+        let clamped = Lanes().replacing(with: below, where: shifted .> 0)
+        let magic = Lanes(repeating: 12_582_912)
+        return (clamped + magic) - magic
+    }
+}

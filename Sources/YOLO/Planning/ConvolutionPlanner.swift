@@ -1,3 +1,5 @@
+import YOLOKernels
+
 /// The one place that decides how each layer runs (ncnn's `create_pipeline`): a `ConvolutionPlan` per
 /// convolution from its shape, the kernel family, the thread count and whether its weights stay as LUT codes;
 /// and per network, which layers fuse and how many threads each layer is worth (`NetworkPlan`). Layers and
@@ -15,10 +17,12 @@
         public var padding: Int
         /// Channel groups (`ConvolutionSpec.groups`); 1 for a plain convolution.
         public var groups: Int = 1
+        /// The layer's activation (only the int8 rules read it).
+        public var activation: Activation = .linear
 
-        public init(input: Shape, filters: Int, size: Int, stride: Int, padding: Int, groups: Int = 1) {
+        public init(input: Shape, filters: Int, size: Int, stride: Int, padding: Int, groups: Int = 1, activation: Activation = .linear) {
             (self.input, self.filters, self.size, self.stride, self.padding) = (input, filters, size, stride, padding)
-            self.groups = groups
+            (self.groups, self.activation) = (groups, activation)
         }
 
         public var output: Shape {
@@ -194,10 +198,12 @@
     /// the transforms multiply each sum by 4, so `4 · 9 · 255 · 128 · channels` must stay below 2³¹ (up to 1,827
     /// channels; the products in between may wrap, the output transform's result is exact).
     /// It does 16 products per 2×2 outputs and channel where im2col + GEMM does 36: on AVX2 the widened products
-    /// run at the same rate either way, so the layer takes about half the time (docs/QUANTIZATION.md).
+    /// run at the same rate either way, so the layer takes about half the time (docs/QUANTIZATION.md). Piecewise-linear
+    /// activations only: the output transform's epilogue is vectorized for those, and runs the scalar one (per output,
+    /// the exponential included) for logistic, swish and mish, which made nudenet's SiLU layers 3× slower than on GEMM.
     static func int8Winograd(_ layer: Layer, kernel: Int8KernelFamily) -> Bool {
         layer.size == 3 && layer.stride == 1 && layer.padding == 1 && kernel.kernel.storesSums && kernel.kernel.directSweep == nil
-            && layer.input.channels <= Int8Convolution.winogradMaximumChannels
+            && layer.input.channels <= Int8Convolution.winogradMaximumChannels && layer.activation.isPiecewiseLinear
     }
 
     /// Filters a LUT layer expands and multiplies together: whole GEMM panels, at most 1 MB of floats.

@@ -28,7 +28,7 @@
         for (index, spec) in description.layers.enumerated() {
             guard case .convolution(let s) = spec else { continue }
             let layer = ConvolutionPlanner.Layer(input: geometry[index].inputShapes[0], filters: s.filters, size: s.size,
-                                                 stride: s.stride, padding: s.padding, groups: s.groups)
+                                                 stride: s.stride, padding: s.padding, groups: s.groups, activation: s.activation)
             layers[index] = layer
             plans[index] = ConvolutionPlanner.plan(layer, algorithm: algorithm, lutCodes: lutCodes.contains(index),
                                                    int8: int8[index] != nil ? int8Kernel : nil, threads: threads, family: family)

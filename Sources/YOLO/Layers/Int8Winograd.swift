@@ -12,8 +12,8 @@ import YOLOKernels
 /// the same integer the direct product gives, so the epilogue, and every output bit, are the GEMM path's.
 ///
 /// Scratch after the quantized input: the input's codes in padded planes (`paddedHeight × paddedWidth` bytes a
-/// channel, the zero point around the map), V in the kernel's packed-B layout (per ξ, per block of `tileColumns`
-/// tiles, `[paddedK/2][tileColumns][2]` s16), then M (per ξ, `filters × tileColumns·blocks` s32).
+/// channel, the zero point around the map), then per worker one chunk's V in the kernel's packed-B layout (per ξ, per
+/// block of 16 tiles, `[paddedK/2][16][2]` s16) and its M (per ξ, `filters × 16·blocks` s32, the chunk's blocks).
 struct Int8WinogradGeometry {
     let tilesY: Int, tilesX: Int, blocks: Int
     let paddedHeight: Int, paddedWidth: Int

@@ -52,7 +52,8 @@ import Glibc
 
     /// Sets OpenBLAS to one thread unless it is already (process-wide). For the portable family, whose
     /// products call `sgemm` inside the engine's own parallel parts: with more, each part would start
-    /// OpenBLAS's threads on top of ours.
+    /// OpenBLAS's threads on top of ours. The conversion tools call it too, so that their results do not
+    /// depend on how OpenBLAS splits a call.
     public static func keepSingleThreaded() {
         if threads != 1 { threads = 1 }
     }

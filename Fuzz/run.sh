@@ -17,7 +17,7 @@
 #   FUZZ_ARGS="..."             extra libFuzzer flags (e.g. -max_len=65536, -jobs is not supported here)
 #
 # From a Makefile:   fuzz: ; Fuzz/run.sh $(FUZZ_SECONDS)
-# In CI:             Fuzz/run.sh 45
+# In CI:             Fuzz/run.sh 15   (.ci/run)
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -80,9 +80,9 @@ demo: model
 # The best family runs every suite. The others skip FAMILY_INDEPENDENT_SUITES: suites about the command line's
 # files, flags and errors, the server, video, the trackers and camera-frame conversion, which run no code of
 # their own that differs by family (their detections come from the engine calls the other suites check on
-# every family); on this 2-core machine they took 40 s of each extra family's 5 minutes.
-# A family's run that passes TEST_FAMILY_LIMIT stops with an error naming it (a failing `#expect` on two
-# large values once made swift-testing diff them for over an hour; CI only saw its own time run out).
+# every family).
+# A family's run that passes TEST_FAMILY_LIMIT is stopped with an error naming the family, so that a test that
+# never ends fails `make test` instead of running until CI's own limit.
 FAMILY_INDEPENDENT_SUITES := BatchCommandTests|BenchCommandTests|CLIErrorTests|CameraFrameSwScaleTests|ConvertCommandTests|\
   DetectCommandTests|EvalCommandTests|EvalCommandModelRunTests|HostileInputTests|ObjectTrackerBarTests|ServeAPISpecTests|\
   ServeHostileClientTests|ServeTests|SingleObjectScoreReferenceTests|TrackObjectCommandTests|TrackingVideoTests|\

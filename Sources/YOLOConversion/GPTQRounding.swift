@@ -33,7 +33,7 @@ struct GPTQRounding: Sendable {
     /// with `gram` the `n×n` symmetric `E[x xᵀ]` of the layer's inputs. Nil when `gram` cannot be
     /// factored (the caller keeps nearest codes).
     func codes(_ weights: UnsafeBufferPointer<Float>, rows: Int, table: [Float], scales: [Float], gram: [Float]) -> [UInt8]? {
-        ConversionBLAS.prepare()
+        BLAS.keepSingleThreaded()
         let n = weights.count / rows
         precondition(n * rows == weights.count && gram.count == n * n && (scales.count == rows || scales.count == 1),
                      "GPTQRounding: \(weights.count) weights, \(rows) rows, \(gram.count) gram entries, \(scales.count) scales")
@@ -100,7 +100,7 @@ struct GPTQRounding: Sendable {
     /// positive and finite keeps its scale. Exact least squares, so no row's `d H dᵀ` rises.
     static func outputScales(_ weights: UnsafeBufferPointer<Float>, codes: [UInt8], rows: Int, table: [Float],
                                     scales: [Float], gram: [Float]) -> [Float] {
-        ConversionBLAS.prepare()
+        BLAS.keepSingleThreaded()
         let n = weights.count / rows
         precondition(scales.count == rows, "GPTQRounding.outputScales: per-channel scales only")
         let t = codes.map { table[Int($0)] }
@@ -143,7 +143,7 @@ struct GPTQRounding: Sendable {
     /// `d_r H d_rᵀ` per row, `d = ŵ − w`, `ŵ = scale · table[code]` (the calibration output error).
     static func outputErrors(_ weights: UnsafeBufferPointer<Float>, codes: [UInt8], rows: Int, table: [Float],
                              scales: [Float], gram: [Float]) -> [Double] {
-        ConversionBLAS.prepare()
+        BLAS.keepSingleThreaded()
         let n = weights.count / rows
         var d = [Float](repeating: 0, count: weights.count)
         for r in 0..<rows {

@@ -9,7 +9,7 @@ enum InputGram {
     ///
     /// - Throws: `YOLOError` when an input does not fit the network.
     static func collect(model: Model, inputs: [Tensor], layers: Set<Int>) throws -> [Int: [Float]] {
-        ConversionBLAS.prepare()
+        BLAS.keepSingleThreaded()
         var grams: [Int: [Float]] = [:]
         var counts: [Int: Int] = [:]
         for input in inputs {

@@ -9,7 +9,7 @@ enum LAPACK {
     /// zeroed (LAPACK dpotrf, dpotri, dpotrf). Returns false, `a` unspecified, when `a` is not
     /// positive definite.
     static func inverseCholeskyUpper(_ a: UnsafeMutablePointer<Double>, n: Int) -> Bool {
-        ConversionBLAS.prepare()
+        BLAS.keepSingleThreaded()
         var size = Int32(n), info: Int32 = 0  // lapack_int (a macro for int32_t)
         var lower = CChar(UInt8(ascii: "L"))
         // Row-major symmetric = column-major symmetric. 'L' in column-major is the upper triangle row-major.
@@ -24,14 +24,4 @@ enum LAPACK {
         return true
     }
 
-}
-
-/// The conversion tools' BLAS and LAPACK calls (the Gram matrices, GPTQ's products, the Cholesky factors) run
-/// on one OpenBLAS thread: with more, OpenBLAS's own threads split the work and its partial sums round
-/// differently with that split, and with what else in the process calls OpenBLAS at the same time (or ends its
-/// threads, as `Detector` does once), so one conversion could give other bytes than the next. One thread is
-/// what the `yolo` tool sets for every command, so a conversion in a program equals `yolo convert`'s.
-enum ConversionBLAS {
-    /// Sets OpenBLAS to one thread, process-wide (it stays so; the engine asks OpenBLAS for no threads).
-    static func prepare() { BLAS.keepSingleThreaded() }
 }

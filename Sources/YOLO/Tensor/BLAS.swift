@@ -52,8 +52,11 @@ import Glibc
 
     /// Sets OpenBLAS to one thread unless it is already (process-wide). For the portable family, whose
     /// products call `sgemm` inside the engine's own parallel parts: with more, each part would start
-    /// OpenBLAS's threads on top of ours. The conversion tools call it too, so that their results do not
-    /// depend on how OpenBLAS splits a call.
+    /// OpenBLAS's threads on top of ours. The conversion tools (the Gram matrices, GPTQ's products, the
+    /// Cholesky factors) call it before their BLAS and LAPACK calls: on several threads OpenBLAS's partial sums
+    /// round with how it splits a call, which depends on what else in the process calls OpenBLAS at the time (or
+    /// ends its threads, as `Detector` does once), so one conversion could give other bytes than the next. One
+    /// thread is what the `yolo` tool sets for every command, so a conversion in a program equals `yolo convert`'s.
     public static func keepSingleThreaded() {
         if threads != 1 { threads = 1 }
     }

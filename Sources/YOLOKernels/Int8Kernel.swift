@@ -29,6 +29,11 @@ public struct Int8Kernel: Sendable {
     /// Quantizes `count` floats to u8 codes, `Int8Epilogue.code(x · reciprocal, zeroPoint)` each (a float input
     /// entering an int8 layer): `(count, source, reciprocal, zeroPoint, target)`.
     public typealias Quantize = @convention(c) (Int, UnsafePointer<Float>, Float, Float, UnsafeMutablePointer<UInt8>) -> Void
+    /// The rest of the epilogue on `count` values already compensated, scaled and biased (`Int8Epilogue.biased`): the
+    /// activation, then the u8 code or the float, as `Int8Epilogue.code` and `real` go on, stored consecutively at
+    /// `target` (the epilogue's per-row arrays are not read): `(count, source, epilogue, target)`. Int8 Winograd's
+    /// output transform, whose outputs are in the map's order only after it, runs logistic, swish and mish through it.
+    public typealias Activate = @convention(c) (Int, UnsafePointer<Float>, UnsafeRawPointer, UnsafeMutableRawPointer) -> Void
 
     /// The direct product of a 3×3 convolution (`Int8Convolution`'s direct path): as `Sweep`, but step `s`
     /// of every tile reads its `tileColumns` columns of quads at `b + offsets[s]` bytes, a plane of the
@@ -63,11 +68,15 @@ public struct Int8Kernel: Sendable {
     /// True when `sweep` honours `Int8Epilogue.sums` (stores the exact s32 sums): the products of int8 Winograd
     /// F(2×2, 3×3), whose operands are the transforms widened to s16 (kernels of 2-byte elements only).
     public let storesSums: Bool
+    /// The vectorized activation and store of the Winograd path's outputs (kernels that store sums).
+    public let activate: Activate?
 
     public init(tileRows: Int, tileColumns: Int, group: Int, elementBytes: Int, sweep: Sweep, packB: PackB, quantize: Quantize,
-                directSweep: DirectSweep? = nil, packQuads: PackQuads? = nil, storesSums: Bool = false) {
+                directSweep: DirectSweep? = nil, packQuads: PackQuads? = nil, storesSums: Bool = false, activate: Activate? = nil) {
         precondition(!storesSums || elementBytes == 2, "Int8Kernel: s32 sums of s16 operands only")
+        precondition(storesSums == (activate != nil), "Int8Kernel: a kernel that stores sums activates the Winograd outputs")
         self.storesSums = storesSums
+        self.activate = activate
         precondition((directSweep == nil) == (packQuads == nil) && (directSweep == nil || group == 4 && elementBytes == 1),
                      "Int8Kernel: the direct path needs both entry points and 1-byte quads")
         self.directSweep = directSweep
@@ -143,13 +152,17 @@ public struct Int8Epilogue {
                      activation: activation, zeroPoint: zeroPoint, bytes: bytes, outputReciprocal: outputReciprocal, sums: sums)
     }
 
-    /// The activated value `f` of sum `acc` of row `row` (the float output; the reference the kernels match).
+    /// Sum `acc` of row `row` compensated, scaled and biased: the value the activation takes.
     @inlinable
-    public func real(_ acc: Int32, row: Int) -> Float {
+    public func biased(_ acc: Int32, row: Int) -> Float {
         let x = Float(acc &+ compensation[row])
         let scaled = x * multipliers[row]
-        return Int8Epilogue.activate(activation, scaled + biases[row])
+        return scaled + biases[row]
     }
+
+    /// The activated value `f` of sum `acc` of row `row` (the float output; the reference the kernels match).
+    @inlinable
+    public func real(_ acc: Int32, row: Int) -> Float { Int8Epilogue.activate(activation, biased(acc, row: row)) }
 
     /// The activation of the int8 stores: `Activation`'s, but logistic and swish on the fused-multiply-add
     /// exponential (`FusedExponential`), which the kernels compute inline at the store.

@@ -1,5 +1,5 @@
 // The AVX2 int8 GEMM micro-kernel, for CPUs without VNNI. Compiled for haswell with the target's other kernels;
-// its only entry points are `avx2Int8Sweep` and `avx2Int8PackB`, reached through `Int8Kernel` function pointers.
+// its only entry points are the `avx2Int8…` functions, reached through `Int8Kernel` function pointers.
 //
 // Saturation: `vpmaddubsw` (u8 × s8, pairs summed into s16) saturates when both products of a pair are large
 // (255 · 127 · 2 > 32767). oneDNN halves the weights on such CPUs (7-bit weights: results differ from VNNI's);
@@ -68,6 +68,46 @@ public func avx2Int8Quantize(_ count: Int, _ source: UnsafePointer<Float>, _ rec
     #endif
 }
 
+/// `Int8Kernel.Activate`: 32 values a step (four chains of the exponential side by side), then 8, then the rest (the
+/// missing lanes zero, not stored).
+public func avx2Int8Activate(_ count: Int, _ source: UnsafePointer<Float>, _ epilogue: UnsafeRawPointer,
+                             _ target: UnsafeMutableRawPointer) {
+    #if arch(x86_64)
+    struct Body: Int8ActivationBody {
+        let count: Int, source: UnsafePointer<Float>, e: Int8Epilogue, target: UnsafeMutableRawPointer
+
+        @inline(__always)
+        func callAsFunction<A: TileActivation>(_: A.Type) {
+            let (width, scalesAfter) = (e.outputBytes, e.scalesAfterActivation)
+            func load(_ i: Int) -> Floatx8 { UnsafeRawPointer(source + i).loadUnaligned(as: Floatx8.self) }
+            var i = 0
+            while i + 32 <= count {
+                let y = (A.apply(load(i)), A.apply(load(i + 8)), A.apply(load(i + 16)), A.apply(load(i + 24)))
+                AVX2Int8Tile.finish(target + i * width, e, scalesAfter, y.0)
+                AVX2Int8Tile.finish(target + (i + 8) * width, e, scalesAfter, y.1)
+                AVX2Int8Tile.finish(target + (i + 16) * width, e, scalesAfter, y.2)
+                AVX2Int8Tile.finish(target + (i + 24) * width, e, scalesAfter, y.3)
+                i += 32
+            }
+            while i + 8 <= count {
+                AVX2Int8Tile.finish(target + i * width, e, scalesAfter, A.apply(load(i)))
+                i += 8
+            }
+            guard i < count else { return }
+            var x = Floatx8()
+            for k in 0..<count - i { x[k] = source[i + k] }
+            withUnsafeTemporaryAllocation(of: Floatx8.self, capacity: 1) { staged in
+                let raw = UnsafeMutableRawPointer(staged.baseAddress!)
+                AVX2Int8Tile.finish(raw, e, scalesAfter, A.apply(x))
+                (target + i * width).copyMemory(from: raw, byteCount: (count - i) * width)
+            }
+        }
+    }
+    let e = epilogue.load(as: Int8Epilogue.self)
+    withInt8Activation(e.activation, Body(count: count, source: source, e: e, target: target))
+    #endif
+}
+
 enum AVX2Int8Tile {
     /// One 6 × 16 tile (`rows` of its rows stored; A's panel is zero-padded, so all six are multiplied).
     @inline(never)
@@ -104,15 +144,24 @@ enum AVX2Int8Tile {
             if rows > 5 { storeSums(c + 5 * rowBytes, c50, c51) }
             return
         }
-        let scalesAfter = e.scalesAfterActivation
-        withInt8Activation(e.activation) { activation in
-            store(c, 0, e, scalesAfter, activation, c00, c01)
-            if rows > 1 { store(c + 1 * rowBytes, 1, e, scalesAfter, activation, c10, c11) }
-            if rows > 2 { store(c + 2 * rowBytes, 2, e, scalesAfter, activation, c20, c21) }
-            if rows > 3 { store(c + 3 * rowBytes, 3, e, scalesAfter, activation, c30, c31) }
-            if rows > 4 { store(c + 4 * rowBytes, 4, e, scalesAfter, activation, c40, c41) }
-            if rows > 5 { store(c + 5 * rowBytes, 5, e, scalesAfter, activation, c50, c51) }
+        /// The six rows' stores, the activation inlined.
+        struct Stores: Int8ActivationBody {
+            let c: UnsafeMutableRawPointer, rowBytes: Int, rows: Int, e: Int8Epilogue
+            let sums: (Int32x8, Int32x8, Int32x8, Int32x8, Int32x8, Int32x8, Int32x8, Int32x8, Int32x8, Int32x8, Int32x8, Int32x8)
+
+            @inline(__always)
+            func callAsFunction<A: TileActivation>(_: A.Type) {
+                let scalesAfter = e.scalesAfterActivation
+                AVX2Int8Tile.store(c, 0, e, scalesAfter, A.self, sums.0, sums.1)
+                if rows > 1 { AVX2Int8Tile.store(c + 1 * rowBytes, 1, e, scalesAfter, A.self, sums.2, sums.3) }
+                if rows > 2 { AVX2Int8Tile.store(c + 2 * rowBytes, 2, e, scalesAfter, A.self, sums.4, sums.5) }
+                if rows > 3 { AVX2Int8Tile.store(c + 3 * rowBytes, 3, e, scalesAfter, A.self, sums.6, sums.7) }
+                if rows > 4 { AVX2Int8Tile.store(c + 4 * rowBytes, 4, e, scalesAfter, A.self, sums.8, sums.9) }
+                if rows > 5 { AVX2Int8Tile.store(c + 5 * rowBytes, 5, e, scalesAfter, A.self, sums.10, sums.11) }
+            }
         }
+        withInt8Activation(e.activation, Stores(c: c, rowBytes: rowBytes, rows: rows, e: e,
+                                                sums: (c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51)))
     }
 
     /// A row's 16 exact sums, as they are (`Int8Epilogue.sums`).
@@ -124,40 +173,59 @@ enum AVX2Int8Tile {
 
     /// Row `r` of the tile through the epilogue (`Int8Epilogue`), stored at `p`: 16 bytes or 16 floats.
     @inline(__always)
-    static func store(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ scalesAfter: Bool,
-                      _ activation: (Floatx8) -> Floatx8, _ v0: Int32x8, _ v1: Int32x8) {
+    static func store<A: TileActivation>(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ scalesAfter: Bool,
+                                         _: A.Type, _ v0: Int32x8, _ v1: Int32x8) {
         let compensation = Int32x8(repeating: e.compensation[r])
         let multiplier = Floatx8(repeating: e.multipliers[r]), bias = Floatx8(repeating: e.biases[r])
-        var f0 = activation(toFloat(v0 &+ compensation) * multiplier + bias)
-        var f1 = activation(toFloat(v1 &+ compensation) * multiplier + bias)
-        if e.bytes {
-            if scalesAfter {
-                let reciprocal = Floatx8(repeating: e.outputReciprocal)
-                (f0, f1) = (f0 * reciprocal, f1 * reciprocal)
-            }
-            let zero = Floatx8(repeating: e.zeroPoint)
-            p.storeBytes(of: lowBytes(clampedRoundedCodes(f0 + zero)), as: SIMD8<UInt8>.self)
-            p.storeBytes(of: lowBytes(clampedRoundedCodes(f1 + zero)), toByteOffset: 8, as: SIMD8<UInt8>.self)
-        } else {
-            p.storeBytes(of: f0, as: Floatx8.self)
-            p.storeBytes(of: f1, toByteOffset: 32, as: Floatx8.self)
-        }
+        let f0 = A.apply(toFloat(v0 &+ compensation) * multiplier + bias), f1 = A.apply(toFloat(v1 &+ compensation) * multiplier + bias)
+        finish(p, e, scalesAfter, f0)
+        finish(p + 8 * e.outputBytes, e, scalesAfter, f1)
+    }
+
+    /// 8 activated values `f` stored at `p`: their u8 codes (`Int8Epilogue.code`'s operations) or the floats.
+    @inline(__always)
+    static func finish(_ p: UnsafeMutableRawPointer, _ e: Int8Epilogue, _ scalesAfter: Bool, _ f: Floatx8) {
+        guard e.bytes else { return p.storeBytes(of: f, as: Floatx8.self) }
+        let scaled = scalesAfter ? f * Floatx8(repeating: e.outputReciprocal) : f
+        p.storeBytes(of: lowBytes(clampedRoundedCodes(scaled + Floatx8(repeating: e.zeroPoint))), as: SIMD8<UInt8>.self)
     }
 }
 
-/// `Activation.withVectorFunction` for this kernel's vectors, with the operations of `Int8Epilogue.activate` (so the
-/// same bits: logistic and swish on the fused-multiply-add exponential), its closures defined in this target: code
-/// compiled for this ISA stays named in this module (a specialization of the generic one would be emitted with
-/// shared linkage, and check-isa.sh rejects it).
+/// Work generic over the activation, run by `withInt8Activation` with the activation's type.
+protocol Int8ActivationBody {
+    func callAsFunction<A: TileActivation>(_: A.Type)
+}
+
+/// Runs `body` with the `TileActivation` of activation `code`, the operations of `Int8Epilogue.activate` (so the same
+/// bits: logistic and swish on the fused-multiply-add exponential): a type, not a closure, so the exponential is
+/// inlined (a closure stayed a call per vector, its chain of dependent operations one at a time), and defined in this
+/// target: code compiled for this ISA stays named in this module (a specialization of a generic from YOLOKernels
+/// would be emitted with shared linkage, and check-isa.sh rejects it).
 @inline(__always)
-func withInt8Activation(_ code: Int, _ body: ((Floatx8) -> Floatx8) -> Void) {
-    let activation = Activation(code: code)
-    switch activation {
-    case .linear: body { $0 }
-    case .leaky: body { Activation.positiveOr($0, $0 * 0.1) }
-    case .relu: body { Activation.positiveOr($0, Floatx8()) }
-    case .logistic: body { fusedLogistic($0) }
-    case .swish: body { fusedSwish($0) }
-    case .mish: body { Activation.scalarLanes(activation, $0) }
+func withInt8Activation<Body: Int8ActivationBody>(_ code: Int, _ body: Body) {
+    switch Activation(code: code) {
+    case .linear: body(Int8Linear.self)
+    case .leaky: body(Int8Leaky.self)
+    case .relu: body(Int8ReLU.self)
+    case .logistic: body(FusedLogistic.self)
+    case .swish: body(FusedSwish.self)
+    case .mish: body(Int8Mish.self)
     }
+}
+
+enum Int8Linear: TileActivation {
+    @_transparent static func apply(_ x: Floatx8) -> Floatx8 { x }
+}
+
+enum Int8Leaky: TileActivation {
+    @_transparent static func apply(_ x: Floatx8) -> Floatx8 { Activation.positiveOr(x, x * 0.1) }
+}
+
+enum Int8ReLU: TileActivation {
+    @_transparent static func apply(_ x: Floatx8) -> Floatx8 { Activation.positiveOr(x, Floatx8()) }
+}
+
+/// Mish lane by lane, `Activation`'s scalar form.
+enum Int8Mish: TileActivation {
+    @_transparent static func apply(_ x: Floatx8) -> Floatx8 { Activation.scalarLanes(.mish, x) }
 }

@@ -108,18 +108,22 @@ import YOLOTestSupport
         func isWholeMapGEMM(_ a: ConvolutionPlan.Algorithm) -> Bool { if case .gemm = a { return true } else { return false } }
         #expect(isWholeMapGEMM(algorithm(Self.layer(64, 52, 52, filters: 128, size: 1), vnni)))
         // The AVX2 kernel (no direct path, s32 sums): Winograd F(2, 3) for every 3×3 stride-1 layer up to 1,827 channels
-        // (any channel count: its pairs are of channels) with a piecewise-linear activation, im2col + GEMM otherwise.
+        // (any channel count: its pairs are of channels) and any activation, im2col + GEMM otherwise.
         #expect(algorithm(Self.layer(256, 26, 26, filters: 256), avx2) == .int8Winograd)
         #expect(algorithm(Self.layer(5, 52, 52, filters: 16), avx2) == .int8Winograd)
         #expect(algorithm(Self.layer(1_827, 13, 13, filters: 16), avx2) == .int8Winograd)
         #expect(algorithm(Self.layer(1_828, 13, 13, filters: 16), avx2) != .int8Winograd)
         #expect(algorithm(Self.layer(256, 26, 26, filters: 256), vnni) != .int8Winograd)
-        // Not for SiLU and the other transcendental activations (their epilogue would run per output).
+        // SiLU and the other transcendental activations too (their epilogue runs vectorized after the output transform).
         var silu = Self.layer(64, 40, 40, filters: 64)
         silu.activation = .swish
-        #expect(algorithm(silu, avx2) != .int8Winograd)
-        silu.activation = .leaky
         #expect(algorithm(silu, avx2) == .int8Winograd)
+        // `--algorithm im2col` asks for the plain path: im2col + GEMM on either kernel.
+        for kernel in [avx2, vnni] {
+            let plain = ConvolutionPlanner.plan(Self.layer(256, 26, 26, filters: 256), algorithm: .im2col, int8: kernel, threads: 2).algorithm
+            #expect(plain == .gemmBands(rows: try #require(ConvolutionPlanner.int8BandRows(Self.layer(256, 26, 26, filters: 256), kernel: kernel))),
+                    "\(kernel.name): \(plain)")
+        }
         let strided = Self.layer(64, 104, 104, filters: 128, stride: 2)
         if let rows = ConvolutionPlanner.int8BandRows(strided, kernel: avx2) {
             #expect(algorithm(strided, avx2) == .gemmBands(rows: rows))

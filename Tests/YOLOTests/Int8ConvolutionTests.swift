@@ -8,7 +8,7 @@ import YOLOTestSupport
 /// and the direct paths) against a plain integer convolution of the same codes through the scalar epilogue (equal bits), and against the float convolution of
 /// the original weights and input within the quantization's bound: per output, Σ over taps of
 /// `|w|·sᵢ/2 + |x|·s_w/2 + sᵢ·s_w/4` (input rounding, weight rounding, both), times the activation's largest slope
-/// (1 for the piecewise-linear ones and logistic, 1.1 for swish), plus `sₒ/2` for a u8 output.
+/// (1 for the piecewise-linear ones and logistic, 1.1 for swish and mish), plus `sₒ/2` for a u8 output.
 @Suite struct Int8ConvolutionTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let channels: Int, height: Int, width: Int, filters: Int, size: Int, stride: Int, padding: Int
@@ -29,6 +29,9 @@ import YOLOTestSupport
         Case(channels: 16, height: 7, width: 6, filters: 13, size: 1, stride: 1, padding: 0, activation: .swish),
         Case(channels: 16, height: 7, width: 6, filters: 13, size: 1, stride: 1, padding: 0, activation: .logistic),
         Case(channels: 8, height: 9, width: 9, filters: 7, size: 3, stride: 2, padding: 1, activation: .swish),
+        // Winograd's transcendental store on odd-sized maps (a partial last tile row and column), several chunks.
+        Case(channels: 23, height: 41, width: 45, filters: 40, size: 3, stride: 1, padding: 1, activation: .logistic),
+        Case(channels: 6, height: 11, width: 13, filters: 9, size: 3, stride: 1, padding: 1, activation: .mish),
     ]
 
     /// The float parameters, their int8 version and the input.
@@ -143,7 +146,7 @@ import YOLOTestSupport
                 let f = index / plane
                 let sw = Double(setup.int8.weights.scales[f])
                 // Swish's slope reaches 1.0998 (near x = 2.4); logistic's 0.25, the others' 1.
-                let slope = c.activation == .swish ? 1.1 : 1
+                let slope = c.activation == .swish || c.activation == .mish ? 1.1 : 1
                 var bound = slope * (weightSums[f] * si / 2 + Double(taps) * (2.5 * sw / 2 + si * sw / 4)) + 1e-5
                 var target = want
                 if let q {

@@ -6,7 +6,8 @@ public enum ConvolutionAlgorithm: String, Sendable, CaseIterable {
     /// Winograd for 3×3 stride-1 convolutions with enough channels (F(2×2) on small maps, F(4×4) on
     /// larger ones), GEMM otherwise: see `ConvolutionPlanner.winogradTile`.
     case auto
-    /// The plain path: im2col unfolding (skipped for 1×1 stride-1 unpadded) and one GEMM.
+    /// The plain path: im2col unfolding (skipped for 1×1 stride-1 unpadded) and one GEMM; int8 layers too (no
+    /// direct or Winograd path). The other choices leave int8 layers to the planner's rules.
     case im2col
     /// Winograd F(2×2, 3×3): 4×4 input tiles, 2.25× fewer multiplications, small rounding error.
     case winograd2

@@ -165,9 +165,11 @@ extension Int8Convolution {
         }
         let (epilogue, out) = (self.epilogue, outputShape)
         let m = UnsafeRawPointer(products).assumingMemoryBound(to: Int32.self)
+        let activate = kernel.activate!
         Parallel.forRanges(w.filters, threads: threads) { filters in
             for f in filters {
-                Self.transformOutput(m, w, tiles: tiles, columns: columns, filter: f, epilogue: epilogue, shape: out, into: output)
+                Self.transformOutput(m, w, tiles: tiles, columns: columns, filter: f, epilogue: epilogue, activate: activate, shape: out,
+                                     into: output)
             }
         }
     }
@@ -244,9 +246,10 @@ extension Int8Convolution {
     }
 
     /// Filter `f`'s outputs of `tiles` from its 16 rows of the chunk's M (`columns` a row, from the chunk's first
-    /// tile): `Aᵀ M A / 4`, then the epilogue, 8 tiles at a time.
+    /// tile): `Aᵀ M A / 4`, then the epilogue, 8 tiles at a time. A piecewise-linear activation's epilogue runs here;
+    /// logistic, swish and mish take an output row's biased values, in the map's order, through the kernel's `activate`.
     static func transformOutput(_ products: UnsafePointer<Int32>, _ w: Int8WinogradGeometry, tiles: Range<Int>, columns: Int, filter f: Int,
-                                epilogue e: Int8Epilogue, shape: Shape, into output: UnsafeMutableRawPointer) {
+                                epilogue e: Int8Epilogue, activate: Int8Kernel.Activate, shape: Shape, into output: UnsafeMutableRawPointer) {
         typealias Sums = SIMD8<Int32>
         typealias Lanes = SIMD8<Float>
         let plane = w.filters * columns
@@ -254,21 +257,52 @@ extension Int8Convolution {
         let (height, width) = (shape.height, shape.width)
         let (offsets, parts) = (w.tileOffsets.pointer, w.tileParts.pointer)
         let planeOffset = f * height * width
-        // Row by row of tiles, 8 tiles at a time (M read from any tile on: a row's end reads up to 7 more).
-        for ty in tiles.lowerBound / w.tilesX ... (tiles.upperBound - 1) / w.tilesX {
+        // Aᵀ M A for 8 tiles from `t0` (M read from any tile on: a row's end reads up to 7 more), output row `i`: the rows
+        // s0 = m0 + m1 + m2 and s1 = m1 − m2 − m3 (4 columns each), then the same along the columns: the left and the
+        // right outputs' exact sums.
+        func sums(_ t0: Int, _ i: Int) -> (left: Sums, right: Sums) {
+            let local = t0 - tiles.lowerBound
+            func m(_ xi: Int) -> Sums { UnsafeRawPointer(products + xi * plane + f * columns + local).loadUnaligned(as: Sums.self) }
+            let r = { (j: Int) -> Sums in i == 0 ? m(j) &+ m(4 + j) &+ m(8 + j) : m(4 + j) &- m(8 + j) &- m(12 + j) }
+            let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3))
+            return ((r0 &+ r1 &+ r2) &>> 2, (r1 &- r2 &- r3) &>> 2)
+        }
+        let rows = tiles.lowerBound / w.tilesX ... (tiles.upperBound - 1) / w.tilesX
+        func rowTiles(_ ty: Int) -> Range<Int> {
             let row = ty * w.tilesX
-            let rowTiles = max(0, tiles.lowerBound - row) ..< min(w.tilesX, tiles.upperBound - row)
-            for tx0 in Swift.stride(from: rowTiles.lowerBound, to: rowTiles.upperBound, by: 8) {
-                let t0 = row + tx0, local = t0 - tiles.lowerBound
-                let valid = min(8, rowTiles.upperBound - tx0)
-                func m(_ xi: Int) -> Sums { UnsafeRawPointer(products + xi * plane + f * columns + local).loadUnaligned(as: Sums.self) }
+            return max(0, tiles.lowerBound - row) ..< min(w.tilesX, tiles.upperBound - row)
+        }
+        guard linear else {
+            // An output row's values (two per tile, 16 spare for a row's last group of 8 tiles), then `activate` on them.
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * w.tilesX + 16) { staged in
+                let staged = staged.baseAddress!
+                var epilogue = e
+                for ty in rows {
+                    let across = rowTiles(ty)
+                    for i in 0..<2 where 2 * ty + i < height {
+                        for tx0 in Swift.stride(from: across.lowerBound, to: across.upperBound, by: 8) {
+                            let (left, right) = sums(ty * w.tilesX + tx0, i)
+                            let (a, b) = (biasedLanes(left, e, row: f), biasedLanes(right, e, row: f))
+                            let at = 2 * (tx0 - across.lowerBound)
+                            for k in 0..<8 { (staged[at + 2 * k], staged[at + 2 * k + 1]) = (a[k], b[k]) }
+                        }
+                        let x0 = 2 * across.lowerBound, count = min(width, 2 * across.upperBound) - x0
+                        let target = output + (planeOffset + (2 * ty + i) * width + x0) * e.outputBytes
+                        withUnsafePointer(to: &epilogue) { activate(count, staged, UnsafeRawPointer($0), target) }
+                    }
+                }
+            }
+            return
+        }
+        for ty in rows {
+            let across = rowTiles(ty)
+            for tx0 in Swift.stride(from: across.lowerBound, to: across.upperBound, by: 8) {
+                let t0 = ty * w.tilesX + tx0
+                let valid = min(8, across.upperBound - tx0)
                 // Whole 2×2 outputs for all 8 tiles: each output row's 16 values in one store.
-                let whole = linear && e.bytes && valid == 8 && parts[t0 + 7] == 3
-                // Aᵀ M A: the rows s0 = m0 + m1 + m2 and s1 = m1 − m2 − m3 (4 columns each), then the same along the columns.
+                let whole = e.bytes && valid == 8 && parts[t0 + 7] == 3
                 for i in 0..<2 {
-                    let r = { (j: Int) -> Sums in i == 0 ? m(j) &+ m(4 + j) &+ m(8 + j) : m(4 + j) &- m(8 + j) &- m(12 + j) }
-                    let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3))
-                    let left = (r0 &+ r1 &+ r2) &>> 2, right = (r1 &- r2 &- r3) &>> 2
+                    let (left, right) = sums(t0, i)
                     if whole {
                         // A code's float is 1.5·2²³ + the code before the magic number is subtracted: its low byte.
                         let magic = Lanes(repeating: 12_582_912)
@@ -280,13 +314,13 @@ extension Int8Convolution {
                     }
                     for (j, sums) in [left, right].enumerated() {
                         let needed = UInt8(i << 1 | j)  // the tile's parts this output needs
-                        let values = linear ? epilogueLanes(sums, e, row: f) : nil
+                        let values = epilogueLanes(sums, e, row: f)
                         for k in 0..<valid where parts[t0 + k] & needed == needed {
                             let at = planeOffset + Int(offsets[t0 + k]) + i * width + j
                             if e.bytes {
-                                output.storeBytes(of: values.map { UInt8($0[k]) } ?? e.code(sums[k], row: f), toByteOffset: at, as: UInt8.self)
+                                output.storeBytes(of: UInt8(values[k]), toByteOffset: at, as: UInt8.self)
                             } else {
-                                output.storeBytes(of: values?[k] ?? e.real(sums[k], row: f), toByteOffset: 4 * at, as: Float.self)
+                                output.storeBytes(of: values[k], toByteOffset: 4 * at, as: Float.self)
                             }
                         }
                     }
@@ -295,14 +329,21 @@ extension Int8Convolution {
         }
     }
 
+    /// 8 sums of row `row` compensated, scaled and biased: `Int8Epilogue.biased`'s operations, so the same bits.
+    @inline(__always)
+    static func biasedLanes(_ sums: SIMD8<Int32>, _ e: Int8Epilogue, row: Int) -> SIMD8<Float> {
+        typealias Lanes = SIMD8<Float>
+        let x = Lanes(sums &+ SIMD8(repeating: e.compensation[row]))
+        let scaled = x * Lanes(repeating: e.multipliers[row])
+        return scaled + Lanes(repeating: e.biases[row])
+    }
+
     /// The epilogue of a piecewise-linear activation on 8 sums of row `row`: the operations of `Int8Epilogue.code`
     /// (u8 output: the codes, as floats) and `Int8Epilogue.real` in the same order, so the same bits.
     @inline(__always)
     static func epilogueLanes(_ sums: SIMD8<Int32>, _ e: Int8Epilogue, row: Int) -> SIMD8<Float> {
         typealias Lanes = SIMD8<Float>
-        let x = Lanes(sums &+ SIMD8(repeating: e.compensation[row]))
-        let scaled = x * Lanes(repeating: e.multipliers[row])
-        let biased = scaled + Lanes(repeating: e.biases[row])
+        let biased = biasedLanes(sums, e, row: row)
         let f: Lanes
         switch Activation(code: e.activation) {
         case .leaky: f = Activation.positiveOr(biased, biased * 0.1)

@@ -47,8 +47,9 @@ import YOLOKernels
             return ConvolutionPlan(algorithm: .grouped, weights: .float, fusion: nil, maxThreads: threads)
         }
         if let int8 {
-            let algorithm: ConvolutionPlan.Algorithm = int8DirectSplit(layer, kernel: int8, threads: threads).map { .int8Direct(split: $0) }
-                ?? (int8Winograd(layer, kernel: int8) ? .int8Winograd : nil)
+            let plain = algorithm == .im2col
+            let algorithm: ConvolutionPlan.Algorithm = (plain ? nil : int8DirectSplit(layer, kernel: int8, threads: threads).map { .int8Direct(split: $0) })
+                ?? (!plain && int8Winograd(layer, kernel: int8) ? .int8Winograd : nil)
                 ?? int8BandRows(layer, kernel: int8).map { .gemmBands(rows: $0) }
                 ?? .gemm(split: gemmSplit(layer, threads: threads, family: family, int8: int8))
             return ConvolutionPlan(algorithm: algorithm, weights: .float, fusion: nil, maxThreads: threads, precision: .int8(int8.name))
@@ -198,12 +199,11 @@ import YOLOKernels
     /// the transforms multiply each sum by 4, so `4 · 9 · 255 · 128 · channels` must stay below 2³¹ (up to 1,827
     /// channels; the products in between may wrap, the output transform's result is exact).
     /// It does 16 products per 2×2 outputs and channel where im2col + GEMM does 36: on AVX2 the widened products
-    /// run at the same rate either way, so the layer takes about half the time (docs/QUANTIZATION.md). Piecewise-linear
-    /// activations only: the output transform's epilogue is vectorized for those, and runs the scalar one (per output,
-    /// the exponential included) for logistic, swish and mish, which made nudenet's SiLU layers 3× slower than on GEMM.
+    /// run at the same rate either way, so the layer takes about half the time (docs/QUANTIZATION.md). Any activation:
+    /// logistic, swish and mish run on the kernel's vectorized `Int8Kernel.activate` after the output transform.
     static func int8Winograd(_ layer: Layer, kernel: Int8KernelFamily) -> Bool {
         layer.size == 3 && layer.stride == 1 && layer.padding == 1 && kernel.kernel.storesSums && kernel.kernel.directSweep == nil
-            && layer.input.channels <= Int8Convolution.winogradMaximumChannels && layer.activation.isPiecewiseLinear
+            && layer.input.channels <= Int8Convolution.winogradMaximumChannels
     }
 
     /// Filters a LUT layer expands and multiplies together: whole GEMM panels, at most 1 MB of floats.

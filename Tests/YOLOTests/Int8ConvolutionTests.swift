@@ -22,7 +22,8 @@ import YOLOTestSupport
         Case(channels: 5, height: 20, width: 31, filters: 70, size: 3, stride: 1, padding: 1, activation: .relu),
         Case(channels: 8, height: 12, width: 17, filters: 13, size: 3, stride: 1, padding: 1, activation: .leaky),
         Case(channels: 8, height: 70, width: 71, filters: 7, size: 3, stride: 2, padding: 1, activation: .linear),
-        // Winograd F(2, 3) on AVX2 in 5 chunks of 7 blocks of 16 tiles (the last one short), chunks starting mid-row.
+        // Winograd F(2, 3) on AVX2 in chunks of blocks of 16 tiles starting mid-row: 29 blocks, at most 7 a chunk, so 5
+        // chunks of 6 (the last one short) at 1 thread, 6 chunks of 5 at 2 and 3.
         Case(channels: 23, height: 40, width: 45, filters: 40, size: 3, stride: 1, padding: 1, activation: .leaky),
         // SiLU and logistic (imported ONNX models): real values through the activation, then the output's scale.
         Case(channels: 8, height: 12, width: 17, filters: 13, size: 3, stride: 1, padding: 1, activation: .swish),
@@ -122,6 +123,14 @@ import YOLOTestSupport
                 }
             }
         }
+    }
+
+    @Test func winogradChunksShareTheBlocksEvenly() {
+        #expect(Int8WinogradGeometry.evenChunkBlocks(blocks: 29, most: 7, threads: 1) == 6)
+        #expect(Int8WinogradGeometry.evenChunkBlocks(blocks: 29, most: 7, threads: 2) == 5)
+        #expect(Int8WinogradGeometry.evenChunkBlocks(blocks: 7, most: 3, threads: 2) == 2)      // 2 + 2 | 2 + 1
+        #expect(Int8WinogradGeometry.evenChunkBlocks(blocks: 100, most: 16, threads: 2) == 13)  // 8 chunks: 52 | 48
+        #expect(Int8WinogradGeometry.evenChunkBlocks(blocks: 5, most: 7, threads: 2) == 5)      // one chunk
     }
 
     @Test(arguments: cases)

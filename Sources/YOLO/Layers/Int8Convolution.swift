@@ -121,7 +121,7 @@ import YOLOKernels
             }
             self.winograd = nil
         } else if case .int8Winograd = plan.algorithm {
-            let winograd = Int8WinogradGeometry(steps: steps, weights: w.values.buffer, kernel: kernel)
+            let winograd = Int8WinogradGeometry(steps: steps, weights: w.values.buffer, kernel: kernel, threads: plan.maxThreads)
             self.winograd = winograd
             self.direct = nil
             self.packed = winograd.weights[0]

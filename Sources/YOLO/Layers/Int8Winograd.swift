@@ -28,7 +28,9 @@ struct Int8WinogradGeometry {
 
     /// Blocks of 16 tiles transformed, multiplied and transformed back together (a chunk; the last may be
     /// smaller): all of them when the transformed weights are large (each chunk reads all 16 `U_ξ`), else as
-    /// many as keep the chunk's V and M within `chunkBudget` (in a core's L2), at least one.
+    /// many as keep the chunk's V and M within `chunkBudget` (in a core's L2), at least one; with several chunks, their
+    /// count a multiple of the threads and the blocks shared out evenly, since the workers take contiguous runs of
+    /// chunks (7 blocks of 3 at 2 threads gave one worker 6 blocks, the other 1; 4 chunks of 2 give 4 and 3).
     let chunkBlocks: Int
     /// Bytes of V and M one chunk may take when the weights are small, and how large "small" is.
     static let chunkBudget = 393_216
@@ -46,8 +48,17 @@ struct Int8WinogradGeometry {
     /// Scratch after the quantized input, for `threads` workers.
     func scratchBytes(threads: Int) -> Int { planesBytes + chunkBytes * (chunked ? threads : 1) }
 
+    /// Blocks a chunk takes for `blocks` blocks in chunks of at most `most`: one chunk if they fit, else the fewest
+    /// chunks that fit and are a multiple of `threads`, the blocks shared out evenly.
+    static func evenChunkBlocks(blocks: Int, most: Int, threads: Int) -> Int {
+        guard blocks > most else { return blocks }
+        let threads = max(1, threads)
+        let chunks = ((blocks + most - 1) / most + threads - 1) / threads * threads
+        return (blocks + chunks - 1) / chunks
+    }
+
     /// - Precondition: the kernel stores s32 sums in 16-column tiles.
-    init(steps: ConvolutionSteps, weights values: UnsafeBufferPointer<Int8>, kernel: Int8KernelFamily) {
+    init(steps: ConvolutionSteps, weights values: UnsafeBufferPointer<Int8>, kernel: Int8KernelFamily, threads: Int) {
         precondition(kernel.kernel.storesSums && kernel.kernel.tileColumns == 16 && kernel.kernel.group == 2,
                      "Int8WinogradGeometry: \(kernel.name) does not store s16-pair sums in 16-column tiles")
         let (input, output) = (steps.inputShape, steps.outputShape)
@@ -62,7 +73,8 @@ struct Int8WinogradGeometry {
         paddedK = Int8Kernel.paddedK(input.channels)
         filters = output.channels
         let perBlock = Self.blockBytes(paddedK: paddedK, filters: filters)
-        chunkBlocks = 16 * filters * paddedK * 2 <= Self.smallWeights ? max(1, min(blocks, Self.chunkBudget / perBlock)) : blocks
+        chunkBlocks = 16 * filters * paddedK * 2 <= Self.smallWeights
+            ? Self.evenChunkBlocks(blocks: blocks, most: max(1, Self.chunkBudget / perBlock), threads: threads) : blocks
         let (tilesY, tilesX) = (tilesY, tilesX)
         let tiles = tilesY * tilesX, padded = (tiles + 7) / 8 * 8
         tileOffsets = SharedBuffer((0..<padded).map { t in

@@ -29,11 +29,13 @@ public struct Int8Kernel: Sendable {
     /// Quantizes `count` floats to u8 codes, `Int8Epilogue.code(x · reciprocal, zeroPoint)` each (a float input
     /// entering an int8 layer): `(count, source, reciprocal, zeroPoint, target)`.
     public typealias Quantize = @convention(c) (Int, UnsafePointer<Float>, Float, Float, UnsafeMutablePointer<UInt8>) -> Void
-    /// The rest of the epilogue on `count` values already compensated, scaled and biased (`Int8Epilogue.biased`): the
-    /// activation, then the u8 code or the float, as `Int8Epilogue.code` and `real` go on, stored consecutively at
-    /// `target` (the epilogue's per-row arrays are not read): `(count, source, epilogue, target)`. Int8 Winograd's
-    /// output transform, whose outputs are in the map's order only after it, runs logistic, swish and mish through it.
-    public typealias Activate = @convention(c) (Int, UnsafePointer<Float>, UnsafeRawPointer, UnsafeMutableRawPointer) -> Void
+    /// Int8 Winograd F(2×2, 3×3)'s output transform and epilogue (kernels that store sums), for one filter: from the
+    /// filter's 16 rows of a chunk's products `M_ξ` (`Int8WinogradLayout`) for tiles `first ..< end` (the chunk's, from
+    /// its first tile on), each output `(Aᵀ M A) / 4` (the exact sum), then the epilogue (`Int8Epilogue`, rows at
+    /// filter 0) into the filter's plane of the output (u8 or float): `(products, layout, first, end, filter, epilogue,
+    /// output)`.
+    public typealias WinogradOutput = @convention(c) (
+        UnsafePointer<Int32>, UnsafeRawPointer, Int, Int, Int, UnsafeRawPointer, UnsafeMutableRawPointer) -> Void
 
     /// The direct product of a 3×3 convolution (`Int8Convolution`'s direct path): as `Sweep`, but step `s`
     /// of every tile reads its `tileColumns` columns of quads at `b + offsets[s]` bytes, a plane of the
@@ -68,15 +70,16 @@ public struct Int8Kernel: Sendable {
     /// True when `sweep` honours `Int8Epilogue.sums` (stores the exact s32 sums): the products of int8 Winograd
     /// F(2×2, 3×3), whose operands are the transforms widened to s16 (kernels of 2-byte elements only).
     public let storesSums: Bool
-    /// The vectorized activation and store of the Winograd path's outputs (kernels that store sums).
-    public let activate: Activate?
+    /// The Winograd path's output transform (kernels that store sums).
+    public let winogradOutput: WinogradOutput?
 
     public init(tileRows: Int, tileColumns: Int, group: Int, elementBytes: Int, sweep: Sweep, packB: PackB, quantize: Quantize,
-                directSweep: DirectSweep? = nil, packQuads: PackQuads? = nil, storesSums: Bool = false, activate: Activate? = nil) {
+                directSweep: DirectSweep? = nil, packQuads: PackQuads? = nil, storesSums: Bool = false,
+                winogradOutput: WinogradOutput? = nil) {
         precondition(!storesSums || elementBytes == 2, "Int8Kernel: s32 sums of s16 operands only")
-        precondition(storesSums == (activate != nil), "Int8Kernel: a kernel that stores sums activates the Winograd outputs")
+        precondition(storesSums == (winogradOutput != nil), "Int8Kernel: a kernel that stores sums has the Winograd output transform")
         self.storesSums = storesSums
-        self.activate = activate
+        self.winogradOutput = winogradOutput
         precondition((directSweep == nil) == (packQuads == nil) && (directSweep == nil || group == 4 && elementBytes == 1),
                      "Int8Kernel: the direct path needs both entry points and 1-byte quads")
         self.directSweep = directSweep
@@ -96,6 +99,20 @@ public struct Int8Kernel: Sendable {
 
     /// Bytes of one packed panel of A for `k` columns.
     @inlinable public func panelBytes(_ k: Int) -> Int { Int8Kernel.paddedK(k) * tileRows * elementBytes }
+}
+
+/// Where a chunk of int8 Winograd F(2×2, 3×3)'s products lie (`Int8Kernel.WinogradOutput`): `M_ξ` for ξ = 4i + j
+/// at `ξ · plane` s32 sums, filter `f`'s row of tiles at `f · columns` in it (tile `t` of the chunk at `t`; a row of
+/// 8 tiles may be read from any tile on), for an output of `height × width` per filter, `tilesX` tiles a row
+/// (tile `t`'s top-left output at `(2·(t / tilesX), 2·(t % tilesX))`).
+@frozen
+public struct Int8WinogradLayout {
+    public var plane: Int, columns: Int, tilesX: Int, height: Int, width: Int
+
+    @inlinable
+    public init(plane: Int, columns: Int, tilesX: Int, height: Int, width: Int) {
+        (self.plane, self.columns, self.tilesX, self.height, self.width) = (plane, columns, tilesX, height, width)
+    }
 }
 
 /// What an int8 tile does with each exact sum `acc` of row `r` (the same IEEE operations in every kernel

@@ -68,43 +68,55 @@ public func avx2Int8Quantize(_ count: Int, _ source: UnsafePointer<Float>, _ rec
     #endif
 }
 
-/// `Int8Kernel.Activate`: 32 values a step (four chains of the exponential side by side), then 8, then the rest (the
-/// missing lanes zero, not stored).
-public func avx2Int8Activate(_ count: Int, _ source: UnsafePointer<Float>, _ epilogue: UnsafeRawPointer,
-                             _ target: UnsafeMutableRawPointer) {
+/// `Int8Kernel.WinogradOutput`: per row of tiles and output row, 8 tiles at a time, the exact sums of the left and
+/// right outputs (`Aᵀ M A`: the rows s0 = m0 + m1 + m2 and s1 = m1 − m2 − m3, 4 columns each, then the same along the
+/// columns, `>> 2`), compensated, scaled and biased into the output row's values in the map's order, then the row
+/// through the activation and the store (`AVX2Int8Tile.finishRow`).
+public func avx2Int8WinogradOutput(_ products: UnsafePointer<Int32>, _ layout: UnsafeRawPointer, _ first: Int, _ end: Int,
+                                   _ filter: Int, _ epilogue: UnsafeRawPointer, _ output: UnsafeMutableRawPointer) {
     #if arch(x86_64)
     struct Body: Int8ActivationBody {
-        let count: Int, source: UnsafePointer<Float>, e: Int8Epilogue, target: UnsafeMutableRawPointer
+        let products: UnsafePointer<Int32>, l: Int8WinogradLayout, first: Int, end: Int, f: Int, e: Int8Epilogue
+        let output: UnsafeMutableRawPointer
 
         @inline(__always)
         func callAsFunction<A: TileActivation>(_: A.Type) {
-            let (width, scalesAfter) = (e.outputBytes, e.scalesAfterActivation)
-            func load(_ i: Int) -> Floatx8 { UnsafeRawPointer(source + i).loadUnaligned(as: Floatx8.self) }
-            var i = 0
-            while i + 32 <= count {
-                let y = (A.apply(load(i)), A.apply(load(i + 8)), A.apply(load(i + 16)), A.apply(load(i + 24)))
-                AVX2Int8Tile.finish(target + i * width, e, scalesAfter, y.0)
-                AVX2Int8Tile.finish(target + (i + 8) * width, e, scalesAfter, y.1)
-                AVX2Int8Tile.finish(target + (i + 16) * width, e, scalesAfter, y.2)
-                AVX2Int8Tile.finish(target + (i + 24) * width, e, scalesAfter, y.3)
-                i += 32
-            }
-            while i + 8 <= count {
-                AVX2Int8Tile.finish(target + i * width, e, scalesAfter, A.apply(load(i)))
-                i += 8
-            }
-            guard i < count else { return }
-            var x = Floatx8()
-            for k in 0..<count - i { x[k] = source[i + k] }
-            withUnsafeTemporaryAllocation(of: Floatx8.self, capacity: 1) { staged in
-                let raw = UnsafeMutableRawPointer(staged.baseAddress!)
-                AVX2Int8Tile.finish(raw, e, scalesAfter, A.apply(x))
-                (target + i * width).copyMemory(from: raw, byteCount: (count - i) * width)
+            let compensation = Int32x8(repeating: e.compensation[f])
+            let multiplier = Floatx8(repeating: e.multipliers[f]), bias = Floatx8(repeating: e.biases[f])
+            let (l, products, first) = (l, products + f * l.columns, first)
+            // An output row's values: two per tile, 16 spare for a row's last group of 8 tiles.
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * l.tilesX + 16) { staged in
+                let staged = staged.baseAddress!
+                for ty in first / l.tilesX ... (end - 1) / l.tilesX {
+                    let row = ty * l.tilesX
+                    let (lower, upper) = (max(0, first - row), min(l.tilesX, end - row))
+                    for i in 0..<2 where 2 * ty + i < l.height {
+                        var tx0 = lower
+                        while tx0 < upper {
+                            let m = products + (row + tx0 - first)
+                            func r(_ j: Int) -> Int32x8 {
+                                func at(_ xi: Int) -> Int32x8 { UnsafeRawPointer(m + xi * l.plane).loadUnaligned(as: Int32x8.self) }
+                                return i == 0 ? at(j) &+ at(4 + j) &+ at(8 + j) : at(4 + j) &- at(8 + j) &- at(12 + j)
+                            }
+                            let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3))
+                            let left = (r0 &+ r1 &+ r2) &>> 2, right = (r1 &- r2 &- r3) &>> 2
+                            let a = toFloat(left &+ compensation) * multiplier + bias
+                            let b = toFloat(right &+ compensation) * multiplier + bias
+                            let at = staged + 2 * (tx0 - lower)
+                            for k in 0..<8 { (at[2 * k], at[2 * k + 1]) = (a[k], b[k]) }
+                            tx0 += 8
+                        }
+                        let x0 = 2 * lower
+                        AVX2Int8Tile.finishRow(min(l.width, 2 * upper) - x0, staged, e, A.self,
+                                               output + (f * l.height * l.width + (2 * ty + i) * l.width + x0) * e.outputBytes)
+                    }
+                }
             }
         }
     }
     let e = epilogue.load(as: Int8Epilogue.self)
-    withInt8Activation(e.activation, Body(count: count, source: source, e: e, target: target))
+    withInt8Activation(e.activation, Body(products: products, l: layout.load(as: Int8WinogradLayout.self), first: first, end: end,
+                                          f: filter, e: e, output: output))
     #endif
 }
 
@@ -180,6 +192,36 @@ enum AVX2Int8Tile {
         let f0 = A.apply(toFloat(v0 &+ compensation) * multiplier + bias), f1 = A.apply(toFloat(v1 &+ compensation) * multiplier + bias)
         finish(p, e, scalesAfter, f0)
         finish(p + 8 * e.outputBytes, e, scalesAfter, f1)
+    }
+
+    /// `count` values already compensated, scaled and biased through the activation and stored consecutively at `target`:
+    /// 32 a step (four chains of the exponential side by side), then 8, then the rest (the missing lanes zero, not stored).
+    @inline(__always)
+    static func finishRow<A: TileActivation>(_ count: Int, _ source: UnsafePointer<Float>, _ e: Int8Epilogue, _: A.Type,
+                                             _ target: UnsafeMutableRawPointer) {
+        let (width, scalesAfter) = (e.outputBytes, e.scalesAfterActivation)
+        func load(_ i: Int) -> Floatx8 { UnsafeRawPointer(source + i).loadUnaligned(as: Floatx8.self) }
+        var i = 0
+        while i + 32 <= count {
+            let y = (A.apply(load(i)), A.apply(load(i + 8)), A.apply(load(i + 16)), A.apply(load(i + 24)))
+            finish(target + i * width, e, scalesAfter, y.0)
+            finish(target + (i + 8) * width, e, scalesAfter, y.1)
+            finish(target + (i + 16) * width, e, scalesAfter, y.2)
+            finish(target + (i + 24) * width, e, scalesAfter, y.3)
+            i += 32
+        }
+        while i + 8 <= count {
+            finish(target + i * width, e, scalesAfter, A.apply(load(i)))
+            i += 8
+        }
+        guard i < count else { return }
+        var x = Floatx8()
+        for k in 0..<count - i { x[k] = source[i + k] }
+        withUnsafeTemporaryAllocation(of: Floatx8.self, capacity: 1) { staged in
+            let raw = UnsafeMutableRawPointer(staged.baseAddress!)
+            finish(raw, e, scalesAfter, A.apply(x))
+            (target + i * width).copyMemory(from: raw, byteCount: (count - i) * width)
+        }
     }
 
     /// 8 activated values `f` stored at `p`: their u8 codes (`Int8Epilogue.code`'s operations) or the floats.

@@ -20,11 +20,6 @@ struct Int8WinogradGeometry {
     let channels: Int, paddedK: Int, filters: Int
     /// `U_ξ` for ξ = 4i + j, packed as the kernel's A (s16).
     let weights: [Int8PackedMatrix]
-    /// Per tile (and 7 past the last, for whole groups of 8): the offset of its top-left output in a filter's
-    /// plane, and which of its outputs the map has (bit 0: the right column, bit 1: the bottom row; the
-    /// top-left one always; 0 past the last tile).
-    let tileOffsets: SharedBuffer<Int32>
-    let tileParts: SharedBuffer<UInt8>
 
     /// Blocks of 16 tiles transformed, multiplied and transformed back together (a chunk; the last may be
     /// smaller): all of them when the transformed weights are large (each chunk reads all 16 `U_ξ`), else as
@@ -75,16 +70,6 @@ struct Int8WinogradGeometry {
         let perBlock = Self.blockBytes(paddedK: paddedK, filters: filters)
         chunkBlocks = 16 * filters * paddedK * 2 <= Self.smallWeights
             ? Self.evenChunkBlocks(blocks: blocks, most: max(1, Self.chunkBudget / perBlock), threads: threads) : blocks
-        let (tilesY, tilesX) = (tilesY, tilesX)
-        let tiles = tilesY * tilesX, padded = (tiles + 7) / 8 * 8
-        tileOffsets = SharedBuffer((0..<padded).map { t in
-            t < tiles ? Int32(2 * (t / tilesX) * output.width + 2 * (t % tilesX)) : 0
-        })
-        tileParts = SharedBuffer((0..<padded).map { t in
-            guard t < tiles else { return UInt8(0) }
-            let (ty, tx) = t.quotientAndRemainder(dividingBy: tilesX)
-            return (2 * tx + 1 < output.width ? 1 : 0) | (2 * ty + 1 < output.height ? 2 : 0)
-        })
         // U = G′ g G′ᵀ per filter and channel, as 16 matrices of filters × channels.
         let (channels, filters) = (channels, filters)
         var u = [Int16](repeating: 0, count: 16 * filters * channels)
@@ -177,11 +162,15 @@ extension Int8Convolution {
         }
         let (epilogue, out) = (self.epilogue, outputShape)
         let m = UnsafeRawPointer(products).assumingMemoryBound(to: Int32.self)
-        let activate = kernel.activate!
+        // The output transform and the epilogue, filter by filter: the kernel's (`Int8Kernel.winogradOutput`).
+        let transform = kernel.winogradOutput!
+        var layout = Int8WinogradLayout(plane: w.filters * columns, columns: columns, tilesX: w.tilesX, height: out.height, width: out.width)
         Parallel.forRanges(w.filters, threads: threads) { filters in
-            for f in filters {
-                Self.transformOutput(m, w, tiles: tiles, columns: columns, filter: f, epilogue: epilogue, activate: activate, shape: out,
-                                     into: output)
+            var e = epilogue
+            withUnsafePointer(to: &layout) { layout in
+                withUnsafePointer(to: &e) { e in
+                    for f in filters { transform(m, layout, tiles.lowerBound, tiles.upperBound, f, e, output) }
+                }
             }
         }
     }
@@ -211,10 +200,12 @@ extension Int8Convolution {
                 for i in 0..<4 {
                     let y: Int = 2 &* ty &+ i
                     let offset: Int = c &* planeBytes &+ y &* w.paddedWidth &+ 2 &* tx0
-                    let p = UnsafeRawPointer(planes + offset)
-                    let p0 = SIMD16<Int16>(truncatingIfNeeded: p.loadUnaligned(as: SIMD16<UInt8>.self))
-                    let p2 = SIMD16<Int16>(truncatingIfNeeded: p.loadUnaligned(fromByteOffset: 2, as: SIMD16<UInt8>.self))
-                    let (a, b, cc, d) = (p0.evenHalf, p0.oddHalf, p2.evenHalf, p2.oddHalf)
+                    // 16 bytes as 8 little-endian u16: the even columns' bytes are the low bytes, the odd ones' the high
+                    // (a bit cast and two operations, where widening all 16 bytes was a generic conversion, lane by lane).
+                    let p = UnsafeRawPointer(planes + offset), low = SIMD8<UInt16>(repeating: 255)
+                    let p0 = p.loadUnaligned(as: SIMD8<UInt16>.self), p2 = p.loadUnaligned(fromByteOffset: 2, as: SIMD8<UInt16>.self)
+                    let (a, b) = (unsafeBitCast(p0 & low, to: Row.self), unsafeBitCast(p0 &>> 8, to: Row.self))
+                    let (cc, d) = (unsafeBitCast(p2 & low, to: Row.self), unsafeBitCast(p2 &>> 8, to: Row.self))
                     v[base + 4 * i] = a &- cc
                     v[base + 4 * i + 1] = b &+ cc
                     v[base + 4 * i + 2] = cc &- b
@@ -255,118 +246,5 @@ extension Int8Convolution {
             }
             }
         }
-    }
-
-    /// Filter `f`'s outputs of `tiles` from its 16 rows of the chunk's M (`columns` a row, from the chunk's first
-    /// tile): `Aᵀ M A / 4`, then the epilogue, 8 tiles at a time. A piecewise-linear activation's epilogue runs here;
-    /// logistic, swish and mish take an output row's biased values, in the map's order, through the kernel's `activate`.
-    static func transformOutput(_ products: UnsafePointer<Int32>, _ w: Int8WinogradGeometry, tiles: Range<Int>, columns: Int, filter f: Int,
-                                epilogue e: Int8Epilogue, activate: Int8Kernel.Activate, shape: Shape, into output: UnsafeMutableRawPointer) {
-        typealias Sums = SIMD8<Int32>
-        typealias Lanes = SIMD8<Float>
-        let plane = w.filters * columns
-        let linear = Activation(code: e.activation).isPiecewiseLinear
-        let (height, width) = (shape.height, shape.width)
-        let (offsets, parts) = (w.tileOffsets.pointer, w.tileParts.pointer)
-        let planeOffset = f * height * width
-        // Aᵀ M A for 8 tiles from `t0` (M read from any tile on: a row's end reads up to 7 more), output row `i`: the rows
-        // s0 = m0 + m1 + m2 and s1 = m1 − m2 − m3 (4 columns each), then the same along the columns: the left and the
-        // right outputs' exact sums.
-        func sums(_ t0: Int, _ i: Int) -> (left: Sums, right: Sums) {
-            let local = t0 - tiles.lowerBound
-            func m(_ xi: Int) -> Sums { UnsafeRawPointer(products + xi * plane + f * columns + local).loadUnaligned(as: Sums.self) }
-            let r = { (j: Int) -> Sums in i == 0 ? m(j) &+ m(4 + j) &+ m(8 + j) : m(4 + j) &- m(8 + j) &- m(12 + j) }
-            let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3))
-            return ((r0 &+ r1 &+ r2) &>> 2, (r1 &- r2 &- r3) &>> 2)
-        }
-        let rows = tiles.lowerBound / w.tilesX ... (tiles.upperBound - 1) / w.tilesX
-        func rowTiles(_ ty: Int) -> Range<Int> {
-            let row = ty * w.tilesX
-            return max(0, tiles.lowerBound - row) ..< min(w.tilesX, tiles.upperBound - row)
-        }
-        guard linear else {
-            // An output row's values (two per tile, 16 spare for a row's last group of 8 tiles), then `activate` on them.
-            withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * w.tilesX + 16) { staged in
-                let staged = staged.baseAddress!
-                var epilogue = e
-                for ty in rows {
-                    let across = rowTiles(ty)
-                    for i in 0..<2 where 2 * ty + i < height {
-                        for tx0 in Swift.stride(from: across.lowerBound, to: across.upperBound, by: 8) {
-                            let (left, right) = sums(ty * w.tilesX + tx0, i)
-                            let (a, b) = (biasedLanes(left, e, row: f), biasedLanes(right, e, row: f))
-                            let at = 2 * (tx0 - across.lowerBound)
-                            for k in 0..<8 { (staged[at + 2 * k], staged[at + 2 * k + 1]) = (a[k], b[k]) }
-                        }
-                        let x0 = 2 * across.lowerBound, count = min(width, 2 * across.upperBound) - x0
-                        let target = output + (planeOffset + (2 * ty + i) * width + x0) * e.outputBytes
-                        withUnsafePointer(to: &epilogue) { activate(count, staged, UnsafeRawPointer($0), target) }
-                    }
-                }
-            }
-            return
-        }
-        for ty in rows {
-            let across = rowTiles(ty)
-            for tx0 in Swift.stride(from: across.lowerBound, to: across.upperBound, by: 8) {
-                let t0 = ty * w.tilesX + tx0
-                let valid = min(8, across.upperBound - tx0)
-                // Whole 2×2 outputs for all 8 tiles: each output row's 16 values in one store.
-                let whole = e.bytes && valid == 8 && parts[t0 + 7] == 3
-                for i in 0..<2 {
-                    let (left, right) = sums(t0, i)
-                    if whole {
-                        // A code's float is 1.5·2²³ + the code before the magic number is subtracted: its low byte.
-                        let magic = Lanes(repeating: 12_582_912)
-                        let a: Lanes = epilogueLanes(left, e, row: f) + magic, b: Lanes = epilogueLanes(right, e, row: f) + magic
-                        let low = unsafeBitCast(a, to: SIMD8<UInt32>.self) & 255, high = unsafeBitCast(b, to: SIMD8<UInt32>.self) & 255
-                        let pairs = SIMD8<UInt16>(truncatingIfNeeded: low | high &<< 8)  // bytes: a₀ b₀ a₁ b₁ …
-                        output.storeBytes(of: pairs, toByteOffset: planeOffset + Int(offsets[t0]) + i * width, as: SIMD8<UInt16>.self)
-                        continue
-                    }
-                    for (j, sums) in [left, right].enumerated() {
-                        let needed = UInt8(i << 1 | j)  // the tile's parts this output needs
-                        let values = epilogueLanes(sums, e, row: f)
-                        for k in 0..<valid where parts[t0 + k] & needed == needed {
-                            let at = planeOffset + Int(offsets[t0 + k]) + i * width + j
-                            if e.bytes {
-                                output.storeBytes(of: UInt8(values[k]), toByteOffset: at, as: UInt8.self)
-                            } else {
-                                output.storeBytes(of: values[k], toByteOffset: 4 * at, as: Float.self)
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// 8 sums of row `row` compensated, scaled and biased: `Int8Epilogue.biased`'s operations, so the same bits.
-    @inline(__always)
-    static func biasedLanes(_ sums: SIMD8<Int32>, _ e: Int8Epilogue, row: Int) -> SIMD8<Float> {
-        typealias Lanes = SIMD8<Float>
-        let x = Lanes(sums &+ SIMD8(repeating: e.compensation[row]))
-        let scaled = x * Lanes(repeating: e.multipliers[row])
-        return scaled + Lanes(repeating: e.biases[row])
-    }
-
-    /// The epilogue of a piecewise-linear activation on 8 sums of row `row`: the operations of `Int8Epilogue.code`
-    /// (u8 output: the codes, as floats) and `Int8Epilogue.real` in the same order, so the same bits.
-    @inline(__always)
-    static func epilogueLanes(_ sums: SIMD8<Int32>, _ e: Int8Epilogue, row: Int) -> SIMD8<Float> {
-        typealias Lanes = SIMD8<Float>
-        let biased = biasedLanes(sums, e, row: row)
-        let f: Lanes
-        switch Activation(code: e.activation) {
-        case .leaky: f = Activation.positiveOr(biased, biased * 0.1)
-        case .relu: f = Activation.positiveOr(biased, Lanes())
-        default: f = biased
-        }
-        guard e.bytes else { return f }
-        let shifted = f + Lanes(repeating: e.zeroPoint)
-        let below = Lanes(repeating: 255).replacing(with: shifted, where: shifted .< 255)
-        let clamped = Lanes().replacing(with: below, where: shifted .> 0)
-        let magic = Lanes(repeating: 12_582_912)
-        return (clamped + magic) - magic
     }
 }

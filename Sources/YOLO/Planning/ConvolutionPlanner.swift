@@ -200,7 +200,7 @@ import YOLOKernels
     /// channels; the products in between may wrap, the output transform's result is exact).
     /// It does 16 products per 2×2 outputs and channel where im2col + GEMM does 36: on AVX2 the widened products
     /// run at the same rate either way, so the layer takes about half the time (docs/QUANTIZATION.md). Any activation:
-    /// logistic, swish and mish run on the kernel's vectorized `Int8Kernel.activate` after the output transform.
+    /// the output transform and its epilogue are the kernel's (`Int8Kernel.winogradOutput`), vectorized for every one.
     static func int8Winograd(_ layer: Layer, kernel: Int8KernelFamily) -> Bool {
         layer.size == 3 && layer.stride == 1 && layer.padding == 1 && kernel.kernel.storesSums && kernel.kernel.directSweep == nil
             && layer.input.channels <= Int8Convolution.winogradMaximumChannels

@@ -67,18 +67,17 @@ public struct Int8Kernel: Sendable {
     /// The direct path's entry points (kernels with 1-byte quads only), nil when the kernel has none.
     public let directSweep: DirectSweep?
     public let packQuads: PackQuads?
-    /// True when `sweep` honours `Int8Epilogue.sums` (stores the exact s32 sums): the products of int8 Winograd
-    /// F(2×2, 3×3), whose operands are the transforms widened to s16 (kernels of 2-byte elements only).
-    public let storesSums: Bool
-    /// The Winograd path's output transform (kernels that store sums).
+    /// The int8 Winograd F(2×2, 3×3) path's output transform, nil for a kernel without that path. A kernel with it
+    /// has `sweep` honour `Int8Epilogue.sums` (`storesSums`) for the path's products, whose operands are the
+    /// transforms widened to s16 (kernels of 2-byte elements only).
     public let winogradOutput: WinogradOutput?
 
+    /// True when `sweep` honours `Int8Epilogue.sums` (stores the exact s32 sums): the kernels with the Winograd path.
+    @inlinable public var storesSums: Bool { winogradOutput != nil }
+
     public init(tileRows: Int, tileColumns: Int, group: Int, elementBytes: Int, sweep: Sweep, packB: PackB, quantize: Quantize,
-                directSweep: DirectSweep? = nil, packQuads: PackQuads? = nil, storesSums: Bool = false,
-                winogradOutput: WinogradOutput? = nil) {
-        precondition(!storesSums || elementBytes == 2, "Int8Kernel: s32 sums of s16 operands only")
-        precondition(storesSums == (winogradOutput != nil), "Int8Kernel: a kernel that stores sums has the Winograd output transform")
-        self.storesSums = storesSums
+                directSweep: DirectSweep? = nil, packQuads: PackQuads? = nil, winogradOutput: WinogradOutput? = nil) {
+        precondition(winogradOutput == nil || elementBytes == 2, "Int8Kernel: s32 sums of s16 operands only")
         self.winogradOutput = winogradOutput
         precondition((directSweep == nil) == (packQuads == nil) && (directSweep == nil || group == 4 && elementBytes == 1),
                      "Int8Kernel: the direct path needs both entry points and 1-byte quads")
@@ -169,17 +168,13 @@ public struct Int8Epilogue {
                      activation: activation, zeroPoint: zeroPoint, bytes: bytes, outputReciprocal: outputReciprocal, sums: sums)
     }
 
-    /// Sum `acc` of row `row` compensated, scaled and biased: the value the activation takes.
-    @inlinable
-    public func biased(_ acc: Int32, row: Int) -> Float {
-        let x = Float(acc &+ compensation[row])
-        let scaled = x * multipliers[row]
-        return scaled + biases[row]
-    }
-
     /// The activated value `f` of sum `acc` of row `row` (the float output; the reference the kernels match).
     @inlinable
-    public func real(_ acc: Int32, row: Int) -> Float { Int8Epilogue.activate(activation, biased(acc, row: row)) }
+    public func real(_ acc: Int32, row: Int) -> Float {
+        let x = Float(acc &+ compensation[row])
+        let scaled = x * multipliers[row]
+        return Int8Epilogue.activate(activation, scaled + biases[row])
+    }
 
     /// The activation of the int8 stores: `Activation`'s, but logistic and swish on the fused-multiply-add
     /// exponential (`FusedExponential`), which the kernels compute inline at the store.

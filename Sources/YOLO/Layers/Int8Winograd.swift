@@ -164,11 +164,10 @@ extension Int8Convolution {
         let m = UnsafeRawPointer(products).assumingMemoryBound(to: Int32.self)
         // The output transform and the epilogue, filter by filter: the kernel's (`Int8Kernel.winogradOutput`).
         let transform = kernel.winogradOutput!
-        var layout = Int8WinogradLayout(plane: w.filters * columns, columns: columns, tilesX: w.tilesX, height: out.height, width: out.width)
+        let layout = Int8WinogradLayout(plane: w.filters * columns, columns: columns, tilesX: w.tilesX, height: out.height, width: out.width)
         Parallel.forRanges(w.filters, threads: threads) { filters in
-            var e = epilogue
-            withUnsafePointer(to: &layout) { layout in
-                withUnsafePointer(to: &e) { e in
+            withUnsafePointer(to: layout) { layout in
+                withUnsafePointer(to: epilogue) { e in
                     for f in filters { transform(m, layout, tiles.lowerBound, tiles.upperBound, f, e, output) }
                 }
             }

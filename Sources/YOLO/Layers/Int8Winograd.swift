@@ -25,7 +25,8 @@ struct Int8WinogradGeometry {
     /// smaller): all of them when the transformed weights are large (each chunk reads all 16 `U_ξ`), else as
     /// many as keep the chunk's V and M within `chunkBudget` (in a core's L2), at least one; with several chunks, their
     /// count a multiple of the threads and the blocks shared out evenly, since the workers take contiguous runs of
-    /// chunks (7 blocks of 3 at 2 threads gave one worker 6 blocks, the other 1; 4 chunks of 2 give 4 and 3).
+    /// chunks (7 blocks, at most 3 a chunk, at 2 threads: 4 chunks of 2, so 4 and 3 blocks, where 3 chunks of 3 would
+    /// give one worker 6 and the other 1).
     let chunkBlocks: Int
     /// Bytes of V and M one chunk may take when the weights are small, and how large "small" is.
     static let chunkBudget = 393_216
@@ -200,7 +201,7 @@ extension Int8Convolution {
                     let y: Int = 2 &* ty &+ i
                     let offset: Int = c &* planeBytes &+ y &* w.paddedWidth &+ 2 &* tx0
                     // 16 bytes as 8 little-endian u16: the even columns' bytes are the low bytes, the odd ones' the high
-                    // (a bit cast and two operations, where widening all 16 bytes was a generic conversion, lane by lane).
+                    // (a bit cast and two operations; widening the 16 bytes would be a generic conversion, lane by lane).
                     let p = UnsafeRawPointer(planes + offset), low = SIMD8<UInt16>(repeating: 255)
                     let p0 = p.loadUnaligned(as: SIMD8<UInt16>.self), p2 = p.loadUnaligned(fromByteOffset: 2, as: SIMD8<UInt16>.self)
                     let (a, b) = (unsafeBitCast(p0 & low, to: Row.self), unsafeBitCast(p0 &>> 8, to: Row.self))

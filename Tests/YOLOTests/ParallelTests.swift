@@ -36,6 +36,84 @@ import Testing
         }
     }
 
+    /// Claimed pieces: each runs once, on a worker index below the thread count, and no two pieces run on one
+    /// worker index at once (so a piece may use its worker's scratch).
+    @Test(arguments: [0, 1, 3, 40], [1, 2, 3])
+    func claimedPiecesRunOnceOnDistinctWorkers(pieces: Int, threads: Int) {
+        let pool = WorkerPool(Threading(threads: 3))
+        let hits = Locked([Int](repeating: 0, count: max(pieces, 1)))
+        let busy = Locked([false, false, false])
+        let overlaps = Atomic<Int>(0), outside = Atomic<Int>(0)
+        pool.withCurrent {
+            Parallel.forClaimed(pieces, threads: threads) { worker, piece in
+                guard worker < min(threads, max(pieces, 1)) else {
+                    outside.add(1, ordering: .relaxed)
+                    return
+                }
+                if busy.withLock({ let was = $0[worker]; $0[worker] = true; return was }) { overlaps.add(1, ordering: .relaxed) }
+                hits.withLock { $0[piece] += 1 }
+                usleep(200)
+                busy.withLock { $0[worker] = false }
+            }
+        }
+        #expect(hits.withLock { Array($0.prefix(pieces)) } == [Int](repeating: 1, count: pieces))
+        #expect(outside.load(ordering: .relaxed) == 0 && overlaps.load(ordering: .relaxed) == 0)
+    }
+
+    /// A worker stalled inside a claimed piece holds up only that piece: the caller claims every other one.
+    @Test func aStalledWorkerHoldsOnlyItsOwnPiece() {
+        let pool = WorkerPool(Threading(threads: 2))
+        let caller = pthread_self()
+        let byCaller = Atomic<Int>(0), ran = Atomic<Int>(0)
+        pool.run(parts: 2) { _ in }  // starts the worker
+        pool.withCurrent {
+            Parallel.forClaimed(16, threads: 2) { _, _ in
+                if pthread_equal(pthread_self(), caller) != 0 { byCaller.add(1, ordering: .relaxed) } else { usleep(30_000) }
+                ran.add(1, ordering: .relaxed)
+            }
+        }
+        #expect(ran.load(ordering: .relaxed) == 16)
+        #expect(byCaller.load(ordering: .relaxed) >= 14)
+    }
+
+    /// Band pieces cover the rows once, in bands of at most `band` rows that never cross a part's end (with
+    /// `aligned`, parts of whole bands, so every band starts on a multiple of `band`).
+    @Test func bandPiecesCoverTheRowsWithinTheirParts() {
+        for count in [1, 7, 13, 52, 208] {
+            for parts in 1...4 {
+                for band in [1, 3, 8, 46] {
+                    for aligned in [false, true] {
+                        let bands = BandPieces(count: count, parts: parts, band: band, aligned: aligned)
+                        let rows = (0..<bands.pieces).map(bands.rows).filter { !$0.isEmpty }
+                        #expect(rows.flatMap { Array($0) }.sorted() == Array(0..<count))
+                        #expect(rows.allSatisfy { $0.count <= band })
+                        let ends = Set((0..<parts).map {
+                            (aligned ? Parallel.alignedPart($0, of: parts, count: count, alignment: band)
+                                : Parallel.part($0, of: parts, count: count)).upperBound })
+                        #expect(rows.allSatisfy { r in !ends.contains(where: { r.lowerBound < $0 && $0 < r.upperBound }) })
+                        if aligned { #expect(rows.allSatisfy { $0.lowerBound % band == 0 }) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A grid's pieces cover every (filter, pixel) of the product once, on aligned boundaries.
+    @Test func gridPiecesCoverTheProductOnce() {
+        for (rows, columns) in [(16, 169), (255, 676), (512, 169), (32, 43264), (6, 16)] {
+            for (f, c) in [(1, 1), (1, 2), (2, 1), (2, 8), (3, 2)] {
+                let grid = ConvolutionPlan.Split(filters: f, columns: c)
+                var hits = [Int](repeating: 0, count: rows * columns)
+                for piece in 0..<grid.pieces {
+                    let (r, s) = grid.piece(piece, rows: rows, columns: columns, rowAlignment: 6, columnAlignment: 16)
+                    if !r.isEmpty && !s.isEmpty { #expect(r.lowerBound % 6 == 0 && s.lowerBound % 16 == 0) }
+                    for i in r { for j in s { hits[i * columns + j] += 1 } }
+                }
+                #expect(hits.allSatisfy { $0 == 1 }, "\(rows)x\(columns) in \(f)x\(c)")
+            }
+        }
+    }
+
     /// Four callers open regions on one pool at once: every part of every region runs exactly once, and the
     /// pool never runs more worker threads than it was made for.
     @Test func concurrentCallersShareOnePool() {

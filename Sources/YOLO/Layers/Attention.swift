@@ -36,7 +36,7 @@ import Foundation
     public func forward(_ io: LayerIO) {
         let input = UncheckedSendable(io.input), output = UncheckedSendable(io.output), scratch = UncheckedSendable(io.scratch)
         let n = positions
-        Parallel.forWorkers(heads * n, threads: min(io.threads, maxThreads)) { worker, rows in
+        Parallel.forClaimedRanges(heads * n, threads: min(io.threads, maxThreads)) { worker, rows in
             let scores = scratch.value + worker * lineRounded(n)
             for r in rows { row(r / n, r % n, input: input.value, output: output.value, scores: scores) }
         }

@@ -14,9 +14,9 @@ extension Convolution {
     }
 
     /// The output rows split into one contiguous, near-equal part per worker, each part into bands of
-    /// `bandRows` rows; each worker unfolds its bands into its own part of the scratch, multiplies,
-    /// and applies bias and activation. (Whole bands dealt out in turn would leave a worker idle for the
-    /// odd one.)
+    /// `bandRows` rows, which the workers claim in order (`BandPieces`); each unfolds its band into its own
+    /// part of the scratch, multiplies, and applies bias and activation. (Bands of the whole map would leave
+    /// a worker idle for the odd one.)
     func forwardRowBlocked(_ io: LayerIO, bandRows band: Int) {
         let (outH, outW) = (outputShape.height, outputShape.width)
         let plane = outputShape.planeCount
@@ -25,13 +25,12 @@ extension Convolution {
         // OpenBLAS's bits depend on the product's shape (`GEMM.multiplyWithBLAS`): there, parts of whole bands, so
         // that each band is the same product whatever the thread count.
         let wholeBands = !GEMM.usesOwnKernel
-        Parallel.forWorkers(outH, threads: workers) { worker, evenPart in
-            let part = wholeBands ? Parallel.alignedPart(worker, of: workers, count: outH, alignment: band) : evenPart
-            let columns = scratch + worker * patchLength * band * outW
-            for y0 in Swift.stride(from: part.lowerBound, to: part.upperBound, by: band) {
-                multiplyBand(y0 ..< min(y0 + band, part.upperBound), input: input, columns: columns,
-                             into: output + y0 * outW, ldc: plane, gemmScratch: gemmScratch(scratch, worker: worker))
-            }
+        let bands = BandPieces(count: outH, parts: workers, band: band, aligned: wholeBands)
+        Parallel.forClaimed(bands.pieces, threads: workers) { worker, piece in
+            let rows = bands.rows(piece)
+            guard !rows.isEmpty else { return }
+            multiplyBand(rows, input: input, columns: scratch + worker * patchLength * band * outW,
+                         into: output + rows.lowerBound * outW, ldc: plane, gemmScratch: gemmScratch(scratch, worker: worker))
         }
     }
 
@@ -54,9 +53,9 @@ extension Convolution {
                       activation: activation, padded: n % GEMM.panelColumns == 0, scratch: gemmScratch)
     }
 
-    /// Unfolds the column matrix in parallel (by rows), then cuts the product into the plan's grid of filter ×
-    /// column parts (`ConvolutionPlanner.gemmGrid`), dealt out to the threads there are (one part each when the
-    /// layer gets the threads it was planned for). Bias and activation run on each part.
+    /// Unfolds the column matrix in parallel (by rows), then cuts the product into the pieces of the plan's grid
+    /// of filter × column parts (`ConvolutionPlanner.gemmGrid`, `ConvolutionPlan.Split.piece`), which the threads
+    /// there are claim in order. Bias and activation run on each piece.
     func forwardThreaded(_ io: LayerIO, split: ConvolutionPlan.Split) {
         let plane = outputShape.planeCount
         let k = patchLength
@@ -75,16 +74,13 @@ extension Convolution {
         let (output, scratch) = (io.output, io.scratch)
         let workers = min(io.threads, maxThreads)
         let grid = split
-        Parallel.forWorkers(grid.parts, threads: workers) { worker, parts in
-            let gemmScratch = gemmScratch(scratch, worker: worker)
-            for part in parts {
-                let rows = Parallel.alignedPart(part / grid.columns, of: grid.filters, count: filters, alignment: GEMM.rowAlignment)
-                let span = Parallel.alignedPart(part % grid.columns, of: grid.columns, count: plane, alignment: GEMM.columnAlignment)
-                guard !rows.isEmpty, !span.isEmpty else { continue }
-                GEMM.multiply(packed!, rows: rows, b: columns + span.lowerBound, ldb: plane, n: span.count,
-                              c: output + span.lowerBound, ldc: plane, bias: biases.pointer,
-                              activation: activation, scratch: gemmScratch)
-            }
+        Parallel.forClaimed(grid.pieces, threads: workers) { worker, piece in
+            let (rows, span) = grid.piece(piece, rows: filters, columns: plane, rowAlignment: GEMM.rowAlignment,
+                                          columnAlignment: GEMM.columnAlignment)
+            guard !rows.isEmpty, !span.isEmpty else { return }
+            GEMM.multiply(packed!, rows: rows, b: columns + span.lowerBound, ldb: plane, n: span.count,
+                          c: output + span.lowerBound, ldc: plane, bias: biases.pointer,
+                          activation: activation, scratch: gemmScratch(scratch, worker: worker))
         }
     }
 }

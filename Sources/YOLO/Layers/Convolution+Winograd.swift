@@ -49,7 +49,7 @@ extension Convolution {
     }
 
     /// Runs blocks `0 ..< blocks`, of which the first `full` are the full size, on `workers` workers:
-    /// `run(block, worker, threads)` with `worker` the scratch slot to use. Full blocks are dealt out whole
+    /// `run(block, worker, threads)` with `worker` the scratch slot to use. The workers claim full blocks whole
     /// (`threads` 1), as many as give every worker the same number; the rest then run one after another
     /// with each step split over all the workers (`worker` 0, `threads` = `workers`). Dealing all of them
     /// out would leave a worker idle for the odd one (9 blocks on two workers).
@@ -57,11 +57,7 @@ extension Convolution {
                            _ run: (_ block: Int, _ worker: Int, _ threads: Int) -> Void) {
         let dealt = workers > 1 ? min(blocks, full) / workers * workers : blocks
         if dealt > 0 {
-            Parallel.forRanges(workers, threads: workers) { parts in
-                for worker in parts {
-                    for block in Swift.stride(from: worker, to: dealt, by: workers) { run(block, worker, 1) }
-                }
-            }
+            Parallel.forClaimed(dealt, threads: workers) { worker, block in run(block, worker, 1) }
         }
         for block in dealt..<blocks { run(block, 0, workers) }
     }
@@ -80,7 +76,7 @@ extension Convolution {
         let v = scratch
         let mm = scratch + alpha2 * plan.vPlaneStride
         let bufferCount = plan.transformBufferCount
-        Parallel.forWorkers(channels * groups, threads: threads) { worker, range in
+        Parallel.forClaimedRanges(channels * groups, threads: threads) { worker, range in
             let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount).assumingMemoryBound(to: Lane.self)
             for index in range {
                 let (channel, group) = index.quotientAndRemainder(dividingBy: groups)
@@ -99,7 +95,7 @@ extension Convolution {
         }
         let output = io.output
         let outputGroups = (tiles + lanes - 1) / lanes   // groups holding real tiles
-        Parallel.forWorkers(filters * outputGroups, threads: threads) { worker, range in
+        Parallel.forClaimedRanges(filters * outputGroups, threads: threads) { worker, range in
             let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount).assumingMemoryBound(to: Lane.self)
             for index in range {
                 let (filter, group) = index.quotientAndRemainder(dividingBy: outputGroups)

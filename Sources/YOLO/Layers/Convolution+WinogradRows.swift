@@ -45,15 +45,15 @@ extension Convolution {
         let v = scratch
         let mm = scratch + alpha2 * plan.vPlaneStride
         let bufferCount = plan.transformBufferCount
-        // Whole channels per worker, rows and groups in order: a partial last group of a row then stores
+        // Runs of whole channels per piece, rows and groups in order: a partial last group of a row then stores
         // all 16 lanes (one vector store), the extra ones landing on the next row's first tiles (or, after
         // the channel's last row, on the block's padding columns and the next channel's first tiles), which
-        // this worker writes right after; only the last group of the worker's last channel stores just its
+        // the same piece writes right after; only the last group of the piece's last channel stores just its
         // valid lanes (one lane at a time).
         let lastValid = plan.tilesX - (groups - 1) * WinogradPlan.rowLanes
         let (input, m) = (io.input, plan.transform.m)
         let paddedRows = firstRow * m ..< (firstRow + rows) * m + 2   // the rows the block's tiles read
-        Parallel.forWorkers(channels, threads: threads) { worker, range in
+        Parallel.forClaimedRanges(channels, threads: threads) { worker, range in
             let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount).assumingMemoryBound(to: Wide.self)
             let band = buffers + worker * bufferCount + plan.vectorBufferCount
             // The padding cells are the same for every channel of the block: cleared once here, then each
@@ -81,10 +81,10 @@ extension Convolution {
                           n: tiles, c: mm + xi * plan.mPlaneStride, ldc: blockTiles, padded: true, scratch: nil)
         }
         let output = io.output
-        // Whole tile rows of a filter per worker, the partial last group first: its output rows but the
+        // Whole tile rows of a filter per piece, the partial last group first: its output rows but the
         // last are stored whole, the extra floats landing at the start of the next output row, which the
         // groups after it (or its own next row) write, instead of going through a copy (`rowsOutput`).
-        Parallel.forWorkers(filters * rows, threads: threads) { worker, range in
+        Parallel.forClaimedRanges(filters * rows, threads: threads) { worker, range in
             let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount).assumingMemoryBound(to: Wide.self)
             for index in range {
                 let (filter, row) = index.quotientAndRemainder(dividingBy: rows)

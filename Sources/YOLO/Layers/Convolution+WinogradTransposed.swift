@@ -25,7 +25,7 @@ extension Convolution {
         let bufferCount = plan.transformBufferCount
         let kernels = plan.kernels!
         let offsets = plan.tileOffsets!.pointer
-        Parallel.forWorkers(channels * panels, threads: threads) { worker, range in
+        Parallel.forClaimedRanges(channels * panels, threads: threads) { worker, range in
             let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount)
             // Each channel is padded into the worker's buffer (in L1) just before its panels are transformed;
             // a padded copy of the whole input made first would be read back from L3.
@@ -61,7 +61,7 @@ extension Convolution {
         let filterGroups = (filters + Wide.scalarCount - 1) / Wide.scalarCount
         let (height, width) = (outputShape.height, outputShape.width)
         let (code, biases) = (activation.code, biases.pointer)
-        Parallel.forWorkers(tiles * filterGroups, threads: threads) { worker, range in
+        Parallel.forClaimedRanges(tiles * filterGroups, threads: threads) { worker, range in
             let buffer = UnsafeMutableRawPointer(buffers + worker * bufferCount)
             for index in range {
                 // `Aᵀ M A` plus bias and activation of one tile for the 16 filters of `group`, written

@@ -66,7 +66,7 @@
         let output = io.output
         let (direct, pooled) = (self.direct, pool.outputShape)
         let bandPoolRows = direct.bandRows / 2
-        Parallel.forWorkers(pooled.height, threads: min(io.threads, convolution.maxThreads)) { worker, rows in
+        Parallel.forClaimedRanges(pooled.height, threads: min(io.threads, convolution.maxThreads)) { worker, rows in
             let scratch = io.scratch + worker * direct.scratchPerWorker
             for start in Swift.stride(from: rows.lowerBound, to: rows.upperBound, by: bandPoolRows) {
                 let end = min(start + bandPoolRows, rows.upperBound)

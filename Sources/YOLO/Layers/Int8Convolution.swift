@@ -267,7 +267,8 @@ import YOLOKernels
     }
 
     /// The banded path: the output rows cut into one contiguous part per worker, each part into bands of
-    /// `bandRows` rows whose unfolded columns stay in the worker's L2 while every filter multiplies them.
+    /// `bandRows` rows whose unfolded columns stay in the worker's L2 while every filter multiplies them. The
+    /// threads claim the bands in order (`BandPieces`).
     func forwardBands(_ source: UnsafePointer<UInt8>, bandRows band: Int, into output: UnsafeMutableRawPointer,
                       scratch: UnsafeMutableRawPointer, threads: Int) {
         let (outH, outW) = (steps.outputShape.height, steps.outputShape.width)
@@ -276,10 +277,12 @@ import YOLOKernels
         let bandBytes = columnsBytes / maxThreads
         let (steps, pad, packed, epilogue, workerBytes) = (steps, input.zeroPoint, packed, epilogue, workerBytes)
         let gemmScratch = scratch + columnsBytes
-        Parallel.forWorkers(outH, threads: workers) { worker, part in
+        let bands = BandPieces(count: outH, parts: workers, band: band, aligned: false)
+        Parallel.forClaimed(bands.pieces, threads: workers) { worker, piece in
             let columns = (scratch + worker * bandBytes).assumingMemoryBound(to: UInt8.self)
-            for y0 in Swift.stride(from: part.lowerBound, to: part.upperBound, by: band) {
-                let rows = y0 ..< min(y0 + band, part.upperBound)
+            let rows = bands.rows(piece)
+            if !rows.isEmpty {
+                let y0 = rows.lowerBound
                 Im2col.unfoldBytes(source, shape: steps.inputShape, size: steps.size, stride: steps.stride, padding: steps.padding,
                                    pad: pad, outputRows: rows, outputWidth: outW, rows: 0..<steps.patchLength, into: columns)
                 let n = rows.count * outW
@@ -290,8 +293,8 @@ import YOLOKernels
         }
     }
 
-    /// The product of the unfolded `columns` into `output`: with several threads cut into the plan's grid of
-    /// filter × column parts, dealt out to `threads` workers; with one, one product.
+    /// The product of the unfolded `columns` into `output`: with several threads cut into the pieces of the
+    /// plan's grid of filter × column parts, which the threads claim; with one, one product.
     func multiply(_ columns: UnsafePointer<UInt8>, into output: UnsafeMutableRawPointer, scratch: UnsafeMutableRawPointer,
                   threads: Int) {
         let plane = outputShape.planeCount
@@ -300,15 +303,13 @@ import YOLOKernels
         let k = kernel.kernel
         var grid = ConvolutionPlan.Split.whole
         if threads > 1, case .gemm(let split) = plan.algorithm { grid = split }
-        Parallel.forWorkers(grid.parts, threads: threads) { worker, parts in
-            let own = scratch + worker * workerBytes
-            for part in parts {
-                let rows = Parallel.alignedPart(part / grid.columns, of: grid.filters, count: packed.rows, alignment: k.tileRows)
-                let span = Parallel.alignedPart(part % grid.columns, of: grid.columns, count: plane, alignment: k.tileColumns)
-                guard !rows.isEmpty, !span.isEmpty else { continue }
-                Int8GEMM.multiply(packed, rows: rows, b: columns + span.lowerBound, ldb: plane, n: span.count,
-                                  c: output + span.lowerBound * outputBytes, ldc: plane, epilogue: epilogue, scratch: own)
-            }
+        Parallel.forClaimed(grid.pieces, threads: threads) { worker, piece in
+            let (rows, span) = grid.piece(piece, rows: packed.rows, columns: plane, rowAlignment: k.tileRows,
+                                          columnAlignment: k.tileColumns)
+            guard !rows.isEmpty, !span.isEmpty else { return }
+            Int8GEMM.multiply(packed, rows: rows, b: columns + span.lowerBound, ldb: plane, n: span.count,
+                              c: output + span.lowerBound * outputBytes, ldc: plane, epilogue: epilogue,
+                              scratch: scratch + worker * workerBytes)
         }
     }
 }

@@ -24,9 +24,9 @@ struct Int8WinogradGeometry {
     /// Blocks of 16 tiles transformed, multiplied and transformed back together (a chunk; the last may be
     /// smaller): all of them when the transformed weights are large (each chunk reads all 16 `U_ξ`), else as
     /// many as keep the chunk's V and M within `chunkBudget` (in a core's L2), at least one; with several chunks, their
-    /// count a multiple of the threads and the blocks shared out evenly, since the workers take contiguous runs of
-    /// chunks (7 blocks, at most 3 a chunk, at 2 threads: 4 chunks of 2, so 4 and 3 blocks, where 3 chunks of 3 would
-    /// give one worker 6 and the other 1).
+    /// count a multiple of the threads and the blocks shared out evenly, since each worker runs whole chunks (7 blocks,
+    /// at most 3 a chunk, at 2 threads: 4 chunks of 2, so 4 and 3 blocks, where chunks of 3, 3 and 1 would give 4 and 3
+    /// only when the worker with the 1 is not the last to finish).
     let chunkBlocks: Int
     /// Bytes of V and M one chunk may take when the weights are small, and how large "small" is.
     static let chunkBudget = 393_216
@@ -107,7 +107,7 @@ extension Int8Convolution {
     static let winogradMaximumChannels = 1_827
 
     /// The Winograd path: the input's padded planes, then chunk by chunk V, the 16 products and the output transform
-    /// with the epilogue. Chunks are dealt out to the workers, or, with one chunk, each step is split over them.
+    /// with the epilogue. The workers claim chunks in order, or, with one chunk, share each step.
     func forwardWinograd(_ source: UnsafePointer<UInt8>, _ w: Int8WinogradGeometry, into output: UnsafeMutableRawPointer,
                          scratch: UnsafeMutableRawPointer, threads: Int) {
         let planes = scratch.assumingMemoryBound(to: UInt8.self)
@@ -124,10 +124,8 @@ extension Int8Convolution {
         }
         let chunkScratch = scratch + w.planesBytes
         if w.chunked {
-            Parallel.forWorkers(w.chunks, threads: threads) { worker, chunks in
-                for chunk in chunks {
-                    winogradChunk(planes, w, chunk: chunk, into: output, scratch: chunkScratch + worker * w.chunkBytes, threads: 1)
-                }
+            Parallel.forClaimed(w.chunks, threads: threads) { worker, chunk in
+                winogradChunk(planes, w, chunk: chunk, into: output, scratch: chunkScratch + worker * w.chunkBytes, threads: 1)
             }
         } else {
             winogradChunk(planes, w, chunk: 0, into: output, scratch: chunkScratch, threads: threads)

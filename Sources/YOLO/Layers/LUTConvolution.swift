@@ -56,14 +56,14 @@ struct LUTConvolution: Layer {
     /// One worker's scratch: a packed block, a row, the GEMM's scratch.
     var workerScratch: Int { blockCount + rowCount + GEMM.scratchCount }
 
-    /// Blocks of filters are dealt out to the workers, each expanding and multiplying in its own scratch.
+    /// The workers claim runs of blocks of filters, each expanding and multiplying in its own scratch.
     func forward(_ io: LayerIO) {
         let columns = steps.columns(io.input, scratch: io.scratch)
         let scratch = io.scratch + lineRounded(steps.columnsCount)
         let (k, plane) = (steps.patchLength, steps.outputShape.planeCount)
         let output = io.output
         let blocks = (weights.rows + blockRows - 1) / blockRows
-        Parallel.forWorkers(blocks, threads: min(io.threads, maxThreads)) { worker, range in
+        Parallel.forClaimedRanges(blocks, threads: min(io.threads, maxThreads)) { worker, range in
             let block = scratch + worker * workerScratch
             let row = block + blockCount
             let gemmScratch = row + rowCount

@@ -53,6 +53,27 @@
 
         public var parts: Int { filters * columns }
 
+        /// The pieces threads claim (`Parallel.forClaimed`): every part cut into `Parallel.piecesPerThread` along
+        /// its longer side, or the whole product when the split is `whole`. Fixed by the plan, not by the threads
+        /// a pass gets, so each piece is the same product whatever the thread count.
+        public var pieces: Int { parts == 1 ? 1 : parts * Parallel.piecesPerThread }
+
+        /// Piece `piece`'s filters (C's rows) and output pixels (C's columns) of a `rows` × `columns` product,
+        /// boundaries on multiples of the alignments (the last excepted). Either may be empty.
+        public func piece(_ piece: Int, rows: Int, columns count: Int, rowAlignment: Int, columnAlignment: Int)
+            -> (rows: Range<Int>, columns: Range<Int>) {
+            let cuts = pieces / parts
+            let (part, cut) = piece.quotientAndRemainder(dividingBy: cuts)
+            let r = Parallel.alignedPart(part / columns, of: filters, count: rows, alignment: rowAlignment)
+            let c = Parallel.alignedPart(part % columns, of: columns, count: count, alignment: columnAlignment)
+            if c.count >= r.count {
+                let sub = Parallel.alignedPart(cut, of: cuts, count: c.count, alignment: columnAlignment)
+                return (r, c.lowerBound + sub.lowerBound ..< c.lowerBound + sub.upperBound)
+            }
+            let sub = Parallel.alignedPart(cut, of: cuts, count: r.count, alignment: rowAlignment)
+            return (r.lowerBound + sub.lowerBound ..< r.lowerBound + sub.upperBound, c)
+        }
+
         /// E.g. `2 × 8 parts (filters × columns), largest 1.03× an even share`.
         public var description: String {
             let hundredths = Int((largestShare * 100).rounded())

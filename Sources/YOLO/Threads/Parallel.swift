@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A small parallel-for over the calling thread's `WorkerPool` that honours an explicit thread count.
 ///
@@ -6,15 +7,60 @@ import Foundation
 /// single-threaded inside each part (see `Workspace`). Loops run on the pool `Network.forward` made current
 /// (the workspace's), else on the shared pool (`WorkerPool.shared`). With one thread the body runs inline.
 @_spi(Engine) public enum Parallel {
-    /// Calls `body(range)` for `threads` contiguous, near-equal parts of `0..<count`, one part per
-    /// worker, and returns when all are done. Parts are empty-free: fewer workers run when
-    /// `count < threads`. `body` must only write memory no other part touches.
+    /// How many pieces per thread the claimed loops (`forRanges`, `forClaimed`, `forClaimedRanges`) cut their
+    /// work into. The threads take pieces in order as they finish the last, so a thread held up (preempted by
+    /// another process, or on a virtual CPU the host runs slower) holds its loop up by one piece, not by a whole
+    /// even share decided in advance; a piece is large enough that claiming it (one atomic add) costs nothing.
+    public static let piecesPerThread: Int = {
+        if let text = ProcessInfo.processInfo.environment["YOLO_PIECES"], let value = Int(text), value >= 1 { return value }
+        return 4
+    }()
+
+    /// Calls `body(range)` for contiguous, near-equal pieces of `0..<count` (`piecesPerThread` for each of
+    /// `threads` threads, at most `count`), which the threads claim in order, and returns when all are done.
+    /// Pieces are never empty. `body` must only write memory no other piece touches.
     public static func forRanges(_ count: Int, threads: Int, _ body: (Range<Int>) -> Void) {
-        forWorkers(count, threads: threads) { _, range in body(range) }
+        let workers = min(max(threads, 1), count)
+        guard workers > 1 else {
+            if count > 0 { body(0..<count) }
+            return
+        }
+        let pieces = min(count, workers * piecesPerThread)
+        WorkerPool.currentCore.run(parts: pieces) { piece in body(part(piece, of: pieces, count: count)) }
     }
 
-    /// Like `forRanges`, also passing each part's worker index (`0 ..< min(threads, count)`), so a
-    /// worker can use its own slice of preallocated scratch memory.
+    /// Calls `body(worker, piece)` for every `piece` in `0..<pieces`: `min(threads, pieces)` threads take the
+    /// pieces in order, one at a time, each passing its own `worker` index (`0 ..< min(threads, pieces)`, one
+    /// thread at a time per index), so that a piece can use the worker's slice of preallocated scratch memory.
+    /// With one thread the pieces run in order on the caller (worker 0). `body` must only write memory no other
+    /// piece touches, besides its worker's scratch.
+    public static func forClaimed(_ pieces: Int, threads: Int, _ body: (_ worker: Int, _ piece: Int) -> Void) {
+        let workers = min(max(threads, 1), pieces)
+        guard workers > 1 else {
+            for piece in 0..<max(pieces, 0) { body(0, piece) }
+            return
+        }
+        let next = Atomic<Int>(0)
+        WorkerPool.currentCore.run(parts: workers) { worker in
+            while true {
+                let piece = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                guard piece < pieces else { return }
+                body(worker, piece)
+            }
+        }
+    }
+
+    /// `forClaimed` over contiguous, near-equal pieces of `0..<count` (`piecesPerThread` for each thread, at
+    /// most `count`): `body(worker, range)`. For loops whose pieces may start and end anywhere at no cost.
+    public static func forClaimedRanges(_ count: Int, threads: Int, _ body: (_ worker: Int, _ range: Range<Int>) -> Void) {
+        let workers = min(max(threads, 1), count)
+        let pieces = workers > 1 ? min(count, workers * piecesPerThread) : min(count, 1)
+        forClaimed(pieces, threads: workers) { worker, piece in body(worker, part(piece, of: pieces, count: count)) }
+    }
+
+    /// One contiguous, near-equal part of `0..<count` per worker, fixed in advance, with the part's worker
+    /// index (`0 ..< min(threads, count)`), so a worker can use its own slice of preallocated scratch memory.
+    /// For loops whose parts are cheaper whole (a fused pair's bands reuse rows); `forClaimedRanges` otherwise.
     public static func forWorkers(_ count: Int, threads: Int, _ body: (_ worker: Int, _ range: Range<Int>) -> Void) {
         let workers = min(max(threads, 1), count)
         guard workers > 1 else {
@@ -27,7 +73,7 @@ import Foundation
         }
     }
 
-    /// Calls `body(i)` for every `i` in `0..<count`, split into `threads` contiguous parts.
+    /// Calls `body(i)` for every `i` in `0..<count`, in the contiguous pieces of `forRanges`.
     public static func forEach(_ count: Int, threads: Int, _ body: (Int) -> Void) {
         forRanges(count, threads: threads) { range in
             for i in range { body(i) }
@@ -50,6 +96,33 @@ import Foundation
         let groups = (count + alignment - 1) / alignment
         let range = part(worker, of: workers, count: groups)
         return min(range.lowerBound * alignment, count)..<min(range.upperBound * alignment, count)
+    }
+}
+
+/// Bands of at most `band` rows inside `parts` contiguous parts of `0..<count` (near-equal parts, or with
+/// `aligned` parts of whole bands): the pieces a banded layer's threads claim (`Parallel.forClaimed`). A band
+/// never crosses a part's end, so the bands are the same whatever the thread count when `parts` is fixed by
+/// the plan.
+struct BandPieces {
+    let count: Int, parts: Int, band: Int, aligned: Bool
+    /// Bands in the largest part (the first); a smaller part's last pieces are empty.
+    let perPart: Int
+
+    init(count: Int, parts: Int, band: Int, aligned: Bool) {
+        (self.count, self.parts, self.band, self.aligned) = (count, max(1, parts), max(1, band), aligned)
+        let first = aligned ? Parallel.alignedPart(0, of: self.parts, count: count, alignment: self.band)
+            : Parallel.part(0, of: self.parts, count: count)
+        perPart = (first.count + self.band - 1) / self.band
+    }
+
+    var pieces: Int { parts * perPart }
+
+    /// Piece `piece`'s rows (possibly empty).
+    func rows(_ piece: Int) -> Range<Int> {
+        let (p, b) = piece.quotientAndRemainder(dividingBy: perPart)
+        let part = aligned ? Parallel.alignedPart(p, of: parts, count: count, alignment: band) : Parallel.part(p, of: parts, count: count)
+        let start = min(part.lowerBound + b * band, part.upperBound)
+        return start ..< min(start + band, part.upperBound)
     }
 }
 

@@ -36,6 +36,13 @@ public struct Int8Kernel: Sendable {
     /// output)`.
     public typealias WinogradOutput = @convention(c) (
         UnsafePointer<Int32>, UnsafeRawPointer, Int, Int, Int, UnsafeRawPointer, UnsafeMutableRawPointer) -> Void
+    /// Int8 Winograd F(2×2, 3×3)'s input transform, for the kernels with its output transform: `V = Bᵀ d B` (s16, exact)
+    /// of the tiles `first ..< end` (a chunk's, from a block's first tile on) of channels `2·pair` and `2·pair + 1` (0 past
+    /// the last channel) of the padded u8 planes (`Int8WinogradInputLayout`), the two channels' values of a tile in one
+    /// 32-bit lane, into the chunk's `blocks` packed blocks of B per ξ (block `b` of `ξ` at `(ξ·blocks + b)·steps`
+    /// lanes of 16, the pair's at lane row `pair`): `(planes, layout, pair, first, end, blocks, target)`.
+    public typealias WinogradInput = @convention(c) (
+        UnsafePointer<UInt8>, UnsafeRawPointer, Int, Int, Int, Int, UnsafeMutableRawPointer) -> Void
 
     /// The direct product of a 3×3 convolution (`Int8Convolution`'s direct path): as `Sweep`, but step `s`
     /// of every tile reads its `tileColumns` columns of quads at `b + offsets[s]` bytes, a plane of the
@@ -71,13 +78,18 @@ public struct Int8Kernel: Sendable {
     /// has `sweep` honour `Int8Epilogue.sums` (`storesSums`) for the path's products, whose operands are the
     /// transforms widened to s16 (kernels of 2-byte elements only).
     public let winogradOutput: WinogradOutput?
+    /// The same path's input transform (nil exactly when `winogradOutput` is).
+    public let winogradInput: WinogradInput?
 
     /// True when `sweep` honours `Int8Epilogue.sums` (stores the exact s32 sums): the kernels with the Winograd path.
     @inlinable public var storesSums: Bool { winogradOutput != nil }
 
     public init(tileRows: Int, tileColumns: Int, group: Int, elementBytes: Int, sweep: Sweep, packB: PackB, quantize: Quantize,
-                directSweep: DirectSweep? = nil, packQuads: PackQuads? = nil, winogradOutput: WinogradOutput? = nil) {
+                directSweep: DirectSweep? = nil, packQuads: PackQuads? = nil, winogradInput: WinogradInput? = nil,
+                winogradOutput: WinogradOutput? = nil) {
         precondition(winogradOutput == nil || elementBytes == 2, "Int8Kernel: s32 sums of s16 operands only")
+        precondition((winogradInput == nil) == (winogradOutput == nil), "Int8Kernel: the Winograd path needs both transforms")
+        self.winogradInput = winogradInput
         self.winogradOutput = winogradOutput
         precondition((directSweep == nil) == (packQuads == nil) && (directSweep == nil || group == 4 && elementBytes == 1),
                      "Int8Kernel: the direct path needs both entry points and 1-byte quads")
@@ -111,6 +123,20 @@ public struct Int8WinogradLayout {
     @inlinable
     public init(plane: Int, columns: Int, tilesX: Int, height: Int, width: Int) {
         (self.plane, self.columns, self.tilesX, self.height, self.width) = (plane, columns, tilesX, height, width)
+    }
+}
+
+/// The padded input planes of int8 Winograd F(2×2, 3×3) (`Int8Kernel.WinogradInput`): channel `c`'s plane at
+/// `c · planeBytes`, rows `paddedWidth` bytes apart, tile `t`'s 4 × 4 inputs from row `2·(t / tilesX)`, column
+/// `2·(t % tilesX)` (a group of 16 tiles from any tile on reads 34 columns of a row); `channels` channels, `steps`
+/// lane rows (pairs of channels) per packed block.
+@frozen
+public struct Int8WinogradInputLayout {
+    public var channels: Int, planeBytes: Int, paddedWidth: Int, tilesX: Int, steps: Int
+
+    @inlinable
+    public init(channels: Int, planeBytes: Int, paddedWidth: Int, tilesX: Int, steps: Int) {
+        (self.channels, self.planeBytes, self.paddedWidth, self.tilesX, self.steps) = (channels, planeBytes, paddedWidth, tilesX, steps)
     }
 }
 

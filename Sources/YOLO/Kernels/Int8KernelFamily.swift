@@ -49,7 +49,8 @@ import YOLOKernelsVNNI
         kernels.append(Int8KernelFamily(
             name: .avx2,
             kernel: Int8Kernel(tileRows: 6, tileColumns: 16, group: 2, elementBytes: 2, sweep: avx2Int8Sweep, packB: avx2Int8PackB,
-                               quantize: avx2Int8Quantize, winogradOutput: avx2Int8WinogradOutput),
+                               quantize: avx2Int8Quantize, winogradInput: avx2Int8WinogradInput,
+                               winogradOutput: avx2Int8WinogradOutput),
             requiredFeatures: KernelFamily.x86v3))
         #endif
         return kernels

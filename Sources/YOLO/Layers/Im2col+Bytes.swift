@@ -31,7 +31,19 @@ extension Im2col {
                     (destination + firstX).update(from: source + firstX + kx - padding, count: endX - firstX)
                 } else {
                     var ix = firstX * stride + kx - padding
-                    for ox in firstX..<endX {
+                    var ox = firstX
+                    if stride == 2 {
+                        // 16 outputs from 32 input bytes read as 16 little-endian u16: the even bytes are their low
+                        // bytes, and the truncation to u8 keeps them (a mask and a pack). Reads stay in the row.
+                        while ox + 16 <= endX && ix + 32 <= width {
+                            let pairs = UnsafeRawPointer(source + ix).loadUnaligned(as: SIMD16<UInt16>.self)
+                            UnsafeMutableRawPointer(destination + ox).storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: pairs),
+                                                                                 as: SIMD16<UInt8>.self)
+                            ox += 16
+                            ix += 32
+                        }
+                    }
+                    for ox in ox..<endX {
                         destination[ox] = source[ix]
                         ix += stride
                     }

@@ -64,7 +64,7 @@ struct Int8WinogradGeometry {
         tilesX = (output.width + 1) / 2
         blocks = (tilesY * tilesX + 15) / 16
         paddedHeight = 2 * tilesY + 2
-        paddedWidth = 2 * tilesX + 16  // a group of 8 tiles from any tile on reads 18 columns
+        paddedWidth = 2 * tilesX + 32  // a group of 16 tiles from any tile on reads 34 columns (`Int8Kernel.WinogradInput`)
         channels = input.channels
         paddedK = Int8Kernel.paddedK(input.channels)
         filters = output.channels
@@ -142,8 +142,14 @@ extension Int8Convolution {
         let blockBytes = kernel.blockBytes(w.channels)
         let transformed = scratch, products = scratch + 16 * blocks * blockBytes
         let columns = 16 * blocks
+        // V, pair of channels by pair: the kernel's (`Int8Kernel.winogradInput`).
+        let transformInput = kernel.winogradInput!
+        let inputLayout = Int8WinogradInputLayout(channels: w.channels, planeBytes: w.paddedHeight * w.paddedWidth,
+                                                  paddedWidth: w.paddedWidth, tilesX: w.tilesX, steps: w.paddedK / 2)
         Parallel.forRanges((w.channels + 1) / 2, threads: threads) { pairs in
-            for pair in pairs { Self.transformInput(planes, w, pair: pair, tiles: tiles, blocks: blocks, into: transformed) }
+            withUnsafePointer(to: inputLayout) { layout in
+                for pair in pairs { transformInput(planes, layout, pair, tiles.lowerBound, tiles.upperBound, blocks, transformed) }
+            }
         }
         var sums = epilogue
         sums.sums = true
@@ -169,79 +175,6 @@ extension Int8Convolution {
                 withUnsafePointer(to: epilogue) { e in
                     for f in filters { transform(m, layout, tiles.lowerBound, tiles.upperBound, f, e, output) }
                 }
-            }
-        }
-    }
-
-    /// V of `tiles` (the chunk's, from a block's first tile on) for channels `2·pair` and `2·pair + 1` (0 past the
-    /// last channel), 8 tiles of a row at a time, into the chunk's `blocks` packed blocks per ξ.
-    static func transformInput(_ planes: UnsafePointer<UInt8>, _ w: Int8WinogradGeometry, pair: Int, tiles: Range<Int>, blocks: Int,
-                               into target: UnsafeMutableRawPointer) {
-        typealias Row = SIMD8<Int16>
-        let planeBytes = w.paddedHeight * w.paddedWidth
-        let lanes = target.assumingMemoryBound(to: UInt32.self)
-        let steps = w.paddedK / 2
-        guard !tiles.isEmpty else { return }
-        let chunkTiles = 16 * blocks
-        // Each ξ's pairs (the two channels' s16 in one u32, as the packed block holds them) for the chunk's tiles
-        // in `staged` (ξ-major, 8 spare a ξ), written 8 tiles at a time, then copied out a block's 16 lanes (64 bytes) at a time.
-        withUnsafeTemporaryAllocation(of: Row.self, capacity: 32) { v in
-            withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 16 * (chunkTiles + 8)) { staged in
-            let staged = staged.baseAddress!
-            // The 16 values of V (ξ = 4i + j) for 8 tiles of channel `c`, whose top-left padded pixels are (2ty, 2tx0 + 2k),
-            // at `v + base`: first each row's column transform, then the row transform.
-            func transform(_ c: Int, _ ty: Int, _ tx0: Int, _ base: Int) {
-                guard c < w.channels else {
-                    for xi in 0..<16 { v[base + xi] = Row() }
-                    return
-                }
-                for i in 0..<4 {
-                    let y: Int = 2 &* ty &+ i
-                    let offset: Int = c &* planeBytes &+ y &* w.paddedWidth &+ 2 &* tx0
-                    // 16 bytes as 8 little-endian u16: the even columns' bytes are the low bytes, the odd ones' the high
-                    // (a bit cast and two operations; widening the 16 bytes would be a generic conversion, lane by lane).
-                    let p = UnsafeRawPointer(planes + offset), low = SIMD8<UInt16>(repeating: 255)
-                    let p0 = p.loadUnaligned(as: SIMD8<UInt16>.self), p2 = p.loadUnaligned(fromByteOffset: 2, as: SIMD8<UInt16>.self)
-                    let (a, b) = (unsafeBitCast(p0 & low, to: Row.self), unsafeBitCast(p0 &>> 8, to: Row.self))
-                    let (cc, d) = (unsafeBitCast(p2 & low, to: Row.self), unsafeBitCast(p2 &>> 8, to: Row.self))
-                    v[base + 4 * i] = a &- cc
-                    v[base + 4 * i + 1] = b &+ cc
-                    v[base + 4 * i + 2] = cc &- b
-                    v[base + 4 * i + 3] = b &- d
-                }
-                for j in 0..<4 {
-                    let (r0, r1, r2, r3) = (v[base + j], v[base + 4 + j], v[base + 8 + j], v[base + 12 + j])
-                    v[base + j] = r0 &- r2
-                    v[base + 4 + j] = r1 &+ r2
-                    v[base + 8 + j] = r2 &- r1
-                    v[base + 12 + j] = r1 &- r3
-                }
-            }
-            for ty in tiles.lowerBound / w.tilesX ... (tiles.upperBound - 1) / w.tilesX {
-                let row = ty * w.tilesX
-                let columns = max(0, tiles.lowerBound - row) ..< min(w.tilesX, tiles.upperBound - row)
-                for tx0 in Swift.stride(from: columns.lowerBound, to: columns.upperBound, by: 8) {
-                    transform(2 * pair, ty, tx0, 0)
-                    transform(2 * pair + 1, ty, tx0, 16)
-                    // 8 tiles' pairs of every ξ; lanes past the row's last tile land on the next tiles' places, which
-                    // the next group overwrites, or past the chunk's tiles (into the ξ's 8 spare).
-                    let t = row + tx0 - tiles.lowerBound
-                    for xi in 0..<16 {
-                        let low = SIMD8<UInt32>(truncatingIfNeeded: SIMD8<UInt16>(truncatingIfNeeded: v[xi]))
-                        let high = SIMD8<UInt32>(truncatingIfNeeded: SIMD8<UInt16>(truncatingIfNeeded: v[16 + xi]))
-                        let pairs: SIMD8<UInt32> = low | (high &<< 16)
-                        let at: Int = xi &* (chunkTiles + 8) &+ t
-                        UnsafeMutableRawPointer(staged + at).storeBytes(of: pairs, as: SIMD8<UInt32>.self)
-                    }
-                }
-            }
-            for xi in 0..<16 {
-                for block in 0..<blocks {
-                    let to: Int = ((xi &* blocks &+ block) &* steps &+ pair) &* 16
-                    let from: Int = xi &* (chunkTiles + 8) &+ block &* 16
-                    (lanes + to).update(from: staged + from, count: 16)
-                }
-            }
             }
         }
     }

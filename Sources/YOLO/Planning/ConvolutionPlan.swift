@@ -54,8 +54,9 @@
         public var parts: Int { filters * columns }
 
         /// The pieces threads claim (`Parallel.forClaimed`): every part cut into `Parallel.piecesPerThread` along
-        /// its longer side, or the whole product when the split is `whole`. Fixed by the plan, not by the threads
-        /// a pass gets, so each piece is the same product whatever the thread count.
+        /// its columns (each piece packs only its own columns of B), or along its filters when its columns are one
+        /// aligned group; the whole product when the split is `whole`. Fixed by the plan, not by the threads a pass
+        /// gets, so each piece is the same product whatever the thread count.
         public var pieces: Int { parts == 1 ? 1 : parts * Parallel.piecesPerThread }
 
         /// Piece `piece`'s filters (C's rows) and output pixels (C's columns) of a `rows` × `columns` product,
@@ -66,7 +67,7 @@
             let (part, cut) = piece.quotientAndRemainder(dividingBy: cuts)
             let r = Parallel.alignedPart(part / columns, of: filters, count: rows, alignment: rowAlignment)
             let c = Parallel.alignedPart(part % columns, of: columns, count: count, alignment: columnAlignment)
-            if c.count >= r.count {
+            if c.count > columnAlignment {
                 let sub = Parallel.alignedPart(cut, of: cuts, count: c.count, alignment: columnAlignment)
                 return (r, c.lowerBound + sub.lowerBound ..< c.lowerBound + sub.upperBound)
             }

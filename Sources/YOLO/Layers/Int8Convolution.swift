@@ -281,15 +281,13 @@ import YOLOKernels
         Parallel.forClaimed(bands.pieces, threads: workers) { worker, piece in
             let columns = (scratch + worker * bandBytes).assumingMemoryBound(to: UInt8.self)
             let rows = bands.rows(piece)
-            if !rows.isEmpty {
-                let y0 = rows.lowerBound
-                Im2col.unfoldBytes(source, shape: steps.inputShape, size: steps.size, stride: steps.stride, padding: steps.padding,
-                                   pad: pad, outputRows: rows, outputWidth: outW, rows: 0..<steps.patchLength, into: columns)
-                let n = rows.count * outW
-                Int8GEMM.multiply(packed, rows: 0..<packed.rows, b: columns, ldb: n, n: n,
-                                  c: output + y0 * outW * epilogue.outputBytes, ldc: plane, epilogue: epilogue,
-                                  scratch: gemmScratch + worker * workerBytes)
-            }
+            guard !rows.isEmpty else { return }
+            Im2col.unfoldBytes(source, shape: steps.inputShape, size: steps.size, stride: steps.stride, padding: steps.padding,
+                               pad: pad, outputRows: rows, outputWidth: outW, rows: 0..<steps.patchLength, into: columns)
+            let n = rows.count * outW
+            Int8GEMM.multiply(packed, rows: 0..<packed.rows, b: columns, ldb: n, n: n,
+                              c: output + rows.lowerBound * outW * epilogue.outputBytes, ldc: plane, epilogue: epilogue,
+                              scratch: gemmScratch + worker * workerBytes)
         }
     }
 

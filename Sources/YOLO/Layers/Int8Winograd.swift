@@ -25,8 +25,7 @@ struct Int8WinogradGeometry {
     /// smaller): all of them when the transformed weights are large (each chunk reads all 16 `U_ξ`), else as
     /// many as keep the chunk's V and M within `chunkBudget` (in a core's L2), at least one; with several chunks, their
     /// count a multiple of the threads and the blocks shared out evenly, since each worker runs whole chunks (7 blocks,
-    /// at most 3 a chunk, at 2 threads: 4 chunks of 2, so 4 and 3 blocks, where chunks of 3, 3 and 1 would give 4 and 3
-    /// only when the worker with the 1 is not the last to finish).
+    /// at most 3 a chunk, at 2 threads: 4 chunks of 2 and 1 block, so each worker runs two chunks).
     let chunkBlocks: Int
     /// Bytes of V and M one chunk may take when the weights are small, and how large "small" is.
     static let chunkBudget = 393_216
@@ -36,7 +35,13 @@ struct Int8WinogradGeometry {
     var chunks: Int { (blocks + chunkBlocks - 1) / chunkBlocks }
     /// Whether each chunk is one worker's (else the workers share the one chunk's steps).
     var chunked: Bool { chunks > 1 }
-    var planesBytes: Int { (channels * paddedHeight * paddedWidth + 63) / 64 * 64 }
+    /// Bytes of one channel's padded plane, and of all of them (whole cache lines).
+    var planeBytes: Int { paddedHeight * paddedWidth }
+    var planesBytes: Int { (channels * planeBytes + 63) / 64 * 64 }
+    /// Where the input transform finds the planes (`Int8Kernel.winogradInput`).
+    var inputLayout: Int8WinogradInputLayout {
+        Int8WinogradInputLayout(channels: channels, planeBytes: planeBytes, paddedWidth: paddedWidth, tilesX: tilesX, steps: paddedK / 2)
+    }
     /// Bytes of one block of V (16 products' packed B blocks) and of M (16 products, every filter, 16 tiles).
     static func blockBytes(paddedK: Int, filters: Int) -> Int { 16 * paddedK * 16 * 2 + 16 * filters * 16 * 4 }
     /// Bytes of one chunk's V and M (and 8 sums past M: a row's last group of 8 tiles reads up to 7 more).
@@ -112,7 +117,7 @@ extension Int8Convolution {
                          scratch: UnsafeMutableRawPointer, threads: Int) {
         let planes = scratch.assumingMemoryBound(to: UInt8.self)
         let (shape, pad) = (steps.inputShape, input.zeroPoint)
-        let planeBytes = w.paddedHeight * w.paddedWidth
+        let planeBytes = w.planeBytes
         Parallel.forRanges(w.channels, threads: threads) { range in
             for c in range {
                 let plane = planes + c * planeBytes
@@ -143,9 +148,7 @@ extension Int8Convolution {
         let transformed = scratch, products = scratch + 16 * blocks * blockBytes
         let columns = 16 * blocks
         // V, pair of channels by pair: the kernel's (`Int8Kernel.winogradInput`).
-        let transformInput = kernel.winogradInput!
-        let inputLayout = Int8WinogradInputLayout(channels: w.channels, planeBytes: w.paddedHeight * w.paddedWidth,
-                                                  paddedWidth: w.paddedWidth, tilesX: w.tilesX, steps: w.paddedK / 2)
+        let (transformInput, inputLayout) = (kernel.winogradInput!, w.inputLayout)
         Parallel.forRanges((w.channels + 1) / 2, threads: threads) { pairs in
             withUnsafePointer(to: inputLayout) { layout in
                 for pair in pairs { transformInput(planes, layout, pair, tiles.lowerBound, tiles.upperBound, blocks, transformed) }

@@ -25,7 +25,7 @@ import Synchronization
             if count > 0 { body(0..<count) }
             return
         }
-        let pieces = min(count, workers * piecesPerThread)
+        let pieces = pieceCount(count, workers: workers)
         WorkerPool.currentCore.run(parts: pieces) { piece in body(part(piece, of: pieces, count: count)) }
     }
 
@@ -54,8 +54,14 @@ import Synchronization
     /// most `count`): `body(worker, range)`. For loops whose pieces may start and end anywhere at no cost.
     public static func forClaimedRanges(_ count: Int, threads: Int, _ body: (_ worker: Int, _ range: Range<Int>) -> Void) {
         let workers = min(max(threads, 1), count)
-        let pieces = workers > 1 ? min(count, workers * piecesPerThread) : min(count, 1)
+        let pieces = pieceCount(count, workers: workers)
         forClaimed(pieces, threads: workers) { worker, piece in body(worker, part(piece, of: pieces, count: count)) }
+    }
+
+    /// Pieces of `0..<count` for `workers` threads: `piecesPerThread` each, at most `count`; one (none for an empty
+    /// loop) with one thread.
+    static func pieceCount(_ count: Int, workers: Int) -> Int {
+        workers > 1 ? min(count, workers * piecesPerThread) : min(count, 1)
     }
 
     /// One contiguous, near-equal part of `0..<count` per worker, fixed in advance, with the part's worker

@@ -27,6 +27,7 @@ struct YOLOCommand: ParsableCommand {
             } else if let kernel = ProcessInfo.processInfo.environment["YOLO_KERNEL"] {
                 try KernelFamily.select(kernel, source: "YOLO_KERNEL")
             }
+            _ = try Parallel.piecesRequest(ProcessInfo.processInfo.environment["YOLO_PIECES"])
             try command.run()
         } catch let error as YOLOError {
             fail("\(error)")

@@ -87,6 +87,15 @@ import YOLOTestSupport
                           environment: ["YOLO_KERNEL": "fast"])
     }
 
+    /// A `YOLO_PIECES` that is not a piece count in range (zero, too many, a number past `Int`, text) is a one-line
+    /// error naming the variable, before anything runs.
+    @Test(arguments: ["0", "65", "9223372036854775807", "99999999999999999999", "four"])
+    func badPieceCounts(value: String) throws {
+        let files = try TinyFiles()
+        try expectFailure(["info", files.cfg], mentioning: ["YOLO_PIECES \(value)", "an integer from 1 to 64"],
+                          environment: ["YOLO_PIECES": value])
+    }
+
     /// A kernel family that this CPU cannot run is a one-line error naming what is missing (never a crash:
     /// nothing compiled for that ISA runs), through --kernel and YOLO_KERNEL. Needs a CPU that lacks a family.
     @Test(.enabled(if: KernelFamily.all.contains { !$0.isSupported }, "this CPU runs every kernel family"))

@@ -11,10 +11,23 @@ import Synchronization
     /// work into. The threads take pieces in order as they finish the last, so a thread held up (preempted by
     /// another process, or on a virtual CPU the host runs slower) holds its loop up by one piece, not by a whole
     /// even share decided in advance; a piece is large enough that claiming it (one atomic add) costs nothing.
-    public static let piecesPerThread: Int = {
-        if let text = ProcessInfo.processInfo.environment["YOLO_PIECES"], let value = Int(text), value >= 1 { return value }
-        return 4
-    }()
+    /// `YOLO_PIECES=N` sets it (1 ... `mostPiecesPerThread`; 1: one even part per thread); `yolo` rejects any other
+    /// value with a one-line error (`piecesRequest`), the library keeps the default of 4.
+    public static let piecesPerThread: Int =
+        ((try? piecesRequest(ProcessInfo.processInfo.environment["YOLO_PIECES"])) ?? nil) ?? 4
+
+    /// The most pieces per thread `YOLO_PIECES` may ask for.
+    public static let mostPiecesPerThread = 64
+
+    /// `text` (the value of `YOLO_PIECES`) as pieces per thread, nil when it is unset.
+    /// - Throws: `YOLOError.invalidArgument` naming the variable when it is not an integer in 1 ... `mostPiecesPerThread`.
+    public static func piecesRequest(_ text: String?) throws -> Int? {
+        guard let text else { return nil }
+        guard let value = Int(text), (1...mostPiecesPerThread).contains(value) else {
+            throw YOLOError.invalidArgument("YOLO_PIECES \(text): expected pieces per thread, an integer from 1 to \(mostPiecesPerThread)")
+        }
+        return value
+    }
 
     /// Calls `body(range)` for contiguous, near-equal pieces of `0..<count` (`piecesPerThread` for each of
     /// `threads` threads, at most `count`), which the threads claim in order, and returns when all are done.

@@ -125,3 +125,24 @@ import YOLOTestSupport
         #expect(detector.heldMemory == (try detector.network(width: 64, height: 64)).ownedBytes)
     }
 }
+
+/// What making a `Detector` leaves alone outside the engine (docs/THREADS.md).
+@Suite struct DetectorSideEffectTests {
+    /// OpenBLAS's `blas_server_avail`: 1 while its worker threads run; nil when the loaded library does not
+    /// export it.
+    static var openBLASWorkersRunning: Bool? {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "blas_server_avail") else { return nil }
+        return symbol.load(as: Int32.self) != 0
+    }
+
+    /// An embedding app may be inside a multi-threaded OpenBLAS product when it makes a detector; stopping
+    /// OpenBLAS's workers then (`blas_thread_shutdown_`) can leave that product waiting forever. So making a
+    /// detector must leave them running. (Only the `yolo` tool, which owns its process, stops them.)
+    @Test(.enabled(if: Self.openBLASWorkersRunning == true,
+                   "OpenBLAS has no worker threads running here (one CPU, OPENBLAS_NUM_THREADS=1, or no such symbol)"))
+    func makingADetectorLeavesOpenBLASWorkersRunning() throws {
+        let detector = try Detector(model: try makeTestModel())
+        #expect(Self.openBLASWorkersRunning == true)
+        withExtendedLifetime(detector) {}
+    }
+}

@@ -80,7 +80,6 @@ public final class Detector: Sendable {
         self.workers = WorkerPool(threading)
         self.memory = DetectorMemory(passLimit: threading.resolvedConcurrentPasses, byteLimit: memoryLimit,
                                      maximumNetworks: maximumCachedNetworks)
-        BLAS.stopStartupThreads()
     }
 
     /// Drops every built network and all idle scratch memory; the next call builds what it needs again.

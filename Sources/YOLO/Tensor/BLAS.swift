@@ -35,28 +35,23 @@ import Glibc
     /// `yolo detect` they take a core from the engine's own workers. OpenBLAS starts them again by
     /// itself if a later call asks for several threads. Uses OpenBLAS's exported
     /// `blas_thread_shutdown_` when the loaded library has it; does nothing otherwise.
+    ///
+    /// Only for a process that owns OpenBLAS (the `yolo` tool calls it first thing): a call made while
+    /// another thread runs a multi-threaded OpenBLAS product can leave that product waiting forever for a
+    /// worker it stopped, so the library itself (`Detector`, `Network`) never calls it.
     public static func stopWorkerThreads() {
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "blas_thread_shutdown_") else { return }
         typealias Shutdown = @convention(c) () -> Int32
         _ = unsafeBitCast(symbol, to: Shutdown.self)()
     }
 
-    /// Ends OpenBLAS's start-up threads once per process (`stopWorkerThreads`); later calls do nothing.
-    /// `Detector` calls it: the engine never asks OpenBLAS for threads, and they would only wait beside ours.
-    public static func stopStartupThreads() { _ = stoppedStartupThreads }
-
-    private static let stoppedStartupThreads: Bool = {
-        stopWorkerThreads()
-        return true
-    }()
-
     /// Sets OpenBLAS to one thread unless it is already (process-wide). For the portable family, whose
     /// products call `sgemm` inside the engine's own parallel parts: with more, each part would start
     /// OpenBLAS's threads on top of ours. The conversion tools (the Gram matrices, GPTQ's products, the
     /// Cholesky factors) call it before their BLAS and LAPACK calls: on several threads OpenBLAS's partial sums
-    /// round with how it splits a call, which depends on what else in the process calls OpenBLAS at the time (or
-    /// ends its threads, as `Detector` does once), so one conversion could give other bytes than the next. One
-    /// thread is what the `yolo` tool sets for every command, so a conversion in a program equals `yolo convert`'s.
+    /// round with how it splits a call, which depends on what else in the process calls OpenBLAS at the time,
+    /// so one conversion could give other bytes than the next. One thread is what the `yolo` tool sets for
+    /// every command, so a conversion in a program equals `yolo convert`'s.
     public static func keepSingleThreaded() {
         if threads != 1 { threads = 1 }
     }

@@ -25,7 +25,7 @@ struct Int8WinogradGeometry {
     /// smaller): all of them when the transformed weights are large (each chunk reads all 16 `U_ξ`), else as
     /// many as keep the chunk's V and M within `chunkBudget` (in a core's L2), at least one; with several chunks, their
     /// count a multiple of the threads and the blocks shared out evenly, since each worker runs whole chunks (7 blocks,
-    /// at most 3 a chunk, at 2 threads: 4 chunks of 2 and 1 block, so each worker runs two chunks).
+    /// at most 3 a chunk, at 2 threads: 4 chunks, of 2, 2, 2 and 1 blocks, so each worker runs two chunks).
     let chunkBlocks: Int
     /// Bytes of V and M one chunk may take when the weights are small, and how large "small" is.
     static let chunkBudget = 393_216

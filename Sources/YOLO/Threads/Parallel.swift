@@ -13,8 +13,7 @@ import Synchronization
     /// even share decided in advance; a piece is large enough that claiming it (one atomic add) costs nothing.
     /// `YOLO_PIECES=N` sets it (1 ... `mostPiecesPerThread`; 1: one even part per thread); `yolo` rejects any other
     /// value with a one-line error (`piecesRequest`), the library keeps the default of 4.
-    public static let piecesPerThread: Int =
-        ((try? piecesRequest(ProcessInfo.processInfo.environment["YOLO_PIECES"])) ?? nil) ?? 4
+    public static let piecesPerThread: Int = (try? piecesRequest(ProcessInfo.processInfo.environment["YOLO_PIECES"])) ?? 4
 
     /// The most pieces per thread `YOLO_PIECES` may ask for.
     public static let mostPiecesPerThread = 64

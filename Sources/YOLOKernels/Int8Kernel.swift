@@ -43,6 +43,12 @@ public struct Int8Kernel: Sendable {
     /// lanes of 16, the pair's at lane row `pair`): `(planes, layout, pair, first, end, blocks, target)`.
     public typealias WinogradInput = @convention(c) (
         UnsafePointer<UInt8>, UnsafeRawPointer, Int, Int, Int, Int, UnsafeMutableRawPointer) -> Void
+    /// Int8 Winograd F(4×4, 3×3)'s output transform and epilogue: as `WinogradOutput`, with 36 rows of products per filter
+    /// (ξ = 6i + j), 4×4 outputs per tile, each `(Â M Âᵀ) · 9⁻¹ >> 6` modulo 2³² (the exact sum; `Int8WinogradGeometry`).
+    public typealias Winograd4Output = WinogradOutput
+    /// Int8 Winograd F(4×4, 3×3)'s input transform: as `WinogradInput`, with 6 × 6 input codes per tile (tile `t`'s from
+    /// row `4·(t / tilesX)`, column `4·(t % tilesX)`) and 36 values of V (|V| ≤ 20,400, s16).
+    public typealias Winograd4Input = WinogradInput
 
     /// The direct product of a 3×3 convolution (`Int8Convolution`'s direct path): as `Sweep`, but step `s`
     /// of every tile reads its `tileColumns` columns of quads at `b + offsets[s]` bytes, a plane of the
@@ -80,17 +86,24 @@ public struct Int8Kernel: Sendable {
     public let winogradOutput: WinogradOutput?
     /// The same path's input transform (nil exactly when `winogradOutput` is).
     public let winogradInput: WinogradInput?
+    /// The F(4×4, 3×3) transforms, nil for a kernel with F(2×2, 3×3) only (both or neither; only with `winogradOutput`).
+    public let winograd4Input: Winograd4Input?
+    public let winograd4Output: Winograd4Output?
 
     /// True when `sweep` honours `Int8Epilogue.sums` (stores the exact s32 sums): the kernels with the Winograd path.
     @inlinable public var storesSums: Bool { winogradOutput != nil }
 
     public init(tileRows: Int, tileColumns: Int, group: Int, elementBytes: Int, sweep: Sweep, packB: PackB, quantize: Quantize,
                 directSweep: DirectSweep? = nil, packQuads: PackQuads? = nil, winogradInput: WinogradInput? = nil,
-                winogradOutput: WinogradOutput? = nil) {
+                winogradOutput: WinogradOutput? = nil, winograd4Input: Winograd4Input? = nil, winograd4Output: Winograd4Output? = nil) {
         precondition(winogradOutput == nil || elementBytes == 2, "Int8Kernel: s32 sums of s16 operands only")
         precondition((winogradInput == nil) == (winogradOutput == nil), "Int8Kernel: the Winograd path needs both transforms")
+        precondition((winograd4Input == nil) == (winograd4Output == nil) && (winograd4Output == nil || winogradOutput != nil),
+                     "Int8Kernel: F(4x4, 3x3) needs both transforms, beside F(2x2, 3x3)'s")
         self.winogradInput = winogradInput
         self.winogradOutput = winogradOutput
+        self.winograd4Input = winograd4Input
+        self.winograd4Output = winograd4Output
         precondition((directSweep == nil) == (packQuads == nil) && (directSweep == nil || group == 4 && elementBytes == 1),
                      "Int8Kernel: the direct path needs both entry points and 1-byte quads")
         self.directSweep = directSweep
@@ -112,10 +125,10 @@ public struct Int8Kernel: Sendable {
     @inlinable public func panelBytes(_ k: Int) -> Int { Int8Kernel.paddedK(k) * tileRows * elementBytes }
 }
 
-/// Where a chunk of int8 Winograd F(2×2, 3×3)'s products lie (`Int8Kernel.WinogradOutput`): `M_ξ` for ξ = 4i + j
+/// Where a chunk of int8 Winograd F(m×m, 3×3)'s products lie (`Int8Kernel.WinogradOutput`): `M_ξ` for ξ = (m + 2)·i + j
 /// at `ξ · plane` s32 sums, filter `f`'s row of tiles at `f · columns` in it (tile `t` of the chunk at `t`; a row of
 /// 8 tiles may be read from any tile on), for an output of `height × width` per filter, `tilesX` tiles a row
-/// (tile `t`'s top-left output at `(2·(t / tilesX), 2·(t % tilesX))`).
+/// (tile `t`'s top-left output at `(m·(t / tilesX), m·(t % tilesX))`).
 @frozen
 public struct Int8WinogradLayout {
     public var plane: Int, columns: Int, tilesX: Int, height: Int, width: Int
@@ -126,10 +139,10 @@ public struct Int8WinogradLayout {
     }
 }
 
-/// The padded input planes of int8 Winograd F(2×2, 3×3) (`Int8Kernel.WinogradInput`): channel `c`'s plane at
-/// `c · planeBytes`, rows `paddedWidth` bytes apart, tile `t`'s 4 × 4 inputs from row `2·(t / tilesX)`, column
-/// `2·(t % tilesX)` (a group of 16 tiles from any tile on reads 34 columns of a row); `channels` channels, `steps`
-/// lane rows (pairs of channels) per packed block.
+/// The padded input planes of int8 Winograd F(m×m, 3×3) (`Int8Kernel.WinogradInput`): channel `c`'s plane at
+/// `c · planeBytes`, rows `paddedWidth` bytes apart, tile `t`'s (m + 2)² inputs from row `m·(t / tilesX)`, column
+/// `m·(t % tilesX)` (a group of 16 tiles of 2 from any tile on reads 34 columns of a row, one of 8 tiles of 4, 36);
+/// `channels` channels, `steps` lane rows (pairs of channels) per packed block.
 @frozen
 public struct Int8WinogradInputLayout {
     public var channels: Int, planeBytes: Int, paddedWidth: Int, tilesX: Int, steps: Int

@@ -129,3 +129,12 @@ enum FusedLogistic: TileActivation {
 enum FusedSwish: TileActivation {
     @_transparent static func apply(_ x: Floatx8) -> Floatx8 { fusedSwish(x) }
 }
+
+/// 8 lanes from `p`, any alignment (a wrapper the kernels inline whole: where a loop calls `loadUnaligned` itself,
+/// its specialization may stay a call, compiled for the baseline CPU).
+@inline(__always)
+func loadLanes(_ p: UnsafeRawPointer) -> Int32x8 { p.loadUnaligned(as: Int32x8.self) }
+
+/// 8 floats stored at `p`, any alignment (inlined whole, as `loadLanes`).
+@inline(__always)
+func storeLanes(_ v: Floatx8, _ p: UnsafeMutableRawPointer) { p.storeBytes(of: v, as: Floatx8.self) }

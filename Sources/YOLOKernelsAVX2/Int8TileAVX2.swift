@@ -120,6 +120,100 @@ public func avx2Int8WinogradOutput(_ products: UnsafePointer<Int32>, _ layout: U
     #endif
 }
 
+/// `Â` of int8 Winograd F(4×4, 3×3) on six vectors (the rows `(6 4 4 1 1 0), (0 4 −4 2 −2 0), (0 4 4 4 4 0),
+/// (0 4 −4 8 −8 24)`), in shifts and adds.
+@_transparent
+func winograd4OutputRows(_ r0: Int32x8, _ r1: Int32x8, _ r2: Int32x8, _ r3: Int32x8, _ r4: Int32x8, _ r5: Int32x8)
+    -> (Int32x8, Int32x8, Int32x8, Int32x8) {
+    let (four12, fourDifference12, sum34, difference34) = ((r1 &+ r2) &<< 2, (r1 &- r2) &<< 2, r3 &+ r4, r3 &- r4)
+    return ((r0 &<< 2) &+ (r0 &<< 1) &+ four12 &+ sum34, fourDifference12 &+ (difference34 &<< 1), four12 &+ (sum34 &<< 2),
+            fourDifference12 &+ (difference34 &<< 3) &+ (r5 &<< 4) &+ (r5 &<< 3))
+}
+
+/// The exact sum of an F(4×4, 3×3) output transform's `576·y` modulo 2³² (`· 9⁻¹ >> 6`), compensated, scaled and biased.
+@_transparent
+func winograd4Value(_ sum: Int32x8, _ inverse9: Int32x8, _ compensation: Int32x8, _ multiplier: Floatx8, _ bias: Floatx8) -> Floatx8 {
+    toFloat(((sum &* inverse9) &>> 6) &+ compensation) * multiplier + bias
+}
+
+/// Four vectors' lanes interleaved: `(a₀ b₀ c₀ d₀ a₁ b₁ c₁ d₁), (a₂ … d₃), (a₄ … d₅), (a₆ … d₇)`.
+@_transparent
+func interleaved4(_ a: Floatx8, _ b: Floatx8, _ c: Floatx8, _ d: Floatx8) -> (Floatx8, Floatx8, Floatx8, Floatx8) {
+    (Floatx8(a[0], b[0], c[0], d[0], a[1], b[1], c[1], d[1]), Floatx8(a[2], b[2], c[2], d[2], a[3], b[3], c[3], d[3]),
+     Floatx8(a[4], b[4], c[4], d[4], a[5], b[5], c[5], d[5]), Floatx8(a[6], b[6], c[6], d[6], a[7], b[7], c[7], d[7]))
+}
+
+/// `Int8Kernel.Winograd4Output`: per row of tiles, 8 tiles at a time, the 16 exact sums of each tile (`Â M Âᵀ` down the
+/// 6 rows of M, then along them, times 9⁻¹ modulo 2³², `>> 6`: `Int8WinogradGeometry`), compensated, scaled and biased
+/// into the 4 output rows' values in the map's order, then each row through the activation and the store
+/// (`AVX2Int8Tile.finishRow`).
+public func avx2Int8Winograd4Output(_ products: UnsafePointer<Int32>, _ layout: UnsafeRawPointer, _ first: Int, _ end: Int,
+                                    _ filter: Int, _ epilogue: UnsafeRawPointer, _ output: UnsafeMutableRawPointer) {
+    #if arch(x86_64)
+    struct Body: Int8ActivationBody {
+        let products: UnsafePointer<Int32>, l: Int8WinogradLayout, first: Int, end: Int, f: Int, e: Int8Epilogue
+        let output: UnsafeMutableRawPointer
+
+        @inline(__always)
+        func callAsFunction<A: TileActivation>(_: A.Type) {
+            let compensation = Int32x8(repeating: e.compensation[f])
+            let multiplier = Floatx8(repeating: e.multipliers[f]), bias = Floatx8(repeating: e.biases[f])
+            let inverse9 = Int32x8(repeating: 954_437_177)  // 9 · 954,437,177 = 2 · 2³² + 1
+            let (l, products, first) = (l, products + f &* l.columns, first)
+            // The 4 output rows' values: four per tile, 32 spare for a row's last group of 8 tiles.
+            let rowFloats = 4 &* l.tilesX &+ 32
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: 4 * rowFloats) { staged in
+                let staged = staged.baseAddress!
+                for ty in first / l.tilesX ... (end - 1) / l.tilesX {
+                    let row = ty &* l.tilesX
+                    let (lower, upper) = (max(0, first &- row), min(l.tilesX, end &- row))
+                    var tx0 = lower
+                    while tx0 < upper {
+                        let m = UnsafeRawPointer(products + (row &+ tx0 &- first)), plane = 4 &* l.plane
+                        // Down the rows of M (ξ = 6i + j) for each column j: the 4 output rows' sums.
+                        var columns = (Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(),
+                                       Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(),
+                                       Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8())
+                        withUnsafeMutableBytes(of: &columns) { columns in
+                            let sums = columns.baseAddress!.assumingMemoryBound(to: Int32x8.self)
+                            for j in 0..<6 {
+                                func at(_ i: Int) -> Int32x8 { loadLanes(m + (6 &* i &+ j) &* plane) }
+                                let y = winograd4OutputRows(at(0), at(1), at(2), at(3), at(4), at(5))
+                                (sums[j], sums[6 &+ j], sums[12 &+ j], sums[18 &+ j]) = y
+                            }
+                            // Along each output row y: its 4 outputs of the 8 tiles, exact, compensated, scaled and biased,
+                            // interleaved into the row's order.
+                            for y in 0..<4 {
+                                let s = sums + 6 &* y
+                                let o = winograd4OutputRows(s[0], s[1], s[2], s[3], s[4], s[5])
+                                let z = interleaved4(winograd4Value(o.0, inverse9, compensation, multiplier, bias),
+                                                     winograd4Value(o.1, inverse9, compensation, multiplier, bias),
+                                                     winograd4Value(o.2, inverse9, compensation, multiplier, bias),
+                                                     winograd4Value(o.3, inverse9, compensation, multiplier, bias))
+                                let at = UnsafeMutableRawPointer(staged + (y &* rowFloats &+ 4 &* (tx0 &- lower)))
+                                storeLanes(z.0, at)
+                                storeLanes(z.1, at + 32)
+                                storeLanes(z.2, at + 64)
+                                storeLanes(z.3, at + 96)
+                            }
+                        }
+                        tx0 &+= 8
+                    }
+                    let x0 = 4 &* lower
+                    for y in 0..<4 where 4 &* ty &+ y < l.height {
+                        AVX2Int8Tile.finishRow(min(l.width, 4 &* upper) &- x0, staged + y &* rowFloats, e, A.self,
+                                               output + (f &* l.height &* l.width &+ (4 &* ty &+ y) &* l.width &+ x0) &* e.outputBytes)
+                    }
+                }
+            }
+        }
+    }
+    let e = epilogue.load(as: Int8Epilogue.self)
+    withInt8Activation(e.activation, Body(products: products, l: layout.load(as: Int8WinogradLayout.self), first: first, end: end,
+                                          f: filter, e: e, output: output))
+    #endif
+}
+
 enum AVX2Int8Tile {
     /// One 6 × 16 tile (`rows` of its rows stored; A's panel is zero-padded, so all six are multiplied).
     @inline(never)

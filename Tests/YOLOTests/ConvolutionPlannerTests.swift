@@ -107,17 +107,27 @@ import YOLOTestSupport
         #expect(algorithm(Self.layer(5, 52, 52, filters: 16), vnni) != .int8Direct(split: .columns))
         func isWholeMapGEMM(_ a: ConvolutionPlan.Algorithm) -> Bool { if case .gemm = a { return true } else { return false } }
         #expect(isWholeMapGEMM(algorithm(Self.layer(64, 52, 52, filters: 128, size: 1), vnni)))
-        // The AVX2 kernel (no direct path, s32 sums): Winograd F(2, 3) for every 3×3 stride-1 layer up to 1,827 channels
-        // (any channel count: its pairs are of channels) and any activation, im2col + GEMM otherwise.
-        #expect(algorithm(Self.layer(256, 26, 26, filters: 256), avx2) == .int8Winograd)
-        #expect(algorithm(Self.layer(5, 52, 52, filters: 16), avx2) == .int8Winograd)
-        #expect(algorithm(Self.layer(1_827, 13, 13, filters: 16), avx2) == .int8Winograd)
-        #expect(algorithm(Self.layer(1_828, 13, 13, filters: 16), avx2) != .int8Winograd)
-        #expect(algorithm(Self.layer(256, 26, 26, filters: 256), vnni) != .int8Winograd)
+        // The AVX2 kernel (no direct path, s32 sums): Winograd for every 3×3 stride-1 layer up to 1,827 channels (any
+        // channel count: its pairs are of channels) and any activation, im2col + GEMM otherwise. F(4, 3) from 64 input
+        // channels where its 16-tile blocks need fewer products' columns than F(2, 3)'s (13×13: 1 block of 36 against 4
+        // of 16), F(2, 3) at 10×10 (1 block of 36 against 2 of 16) and under 64 channels.
+        func isWinograd(_ a: ConvolutionPlan.Algorithm) -> Bool { if case .int8Winograd = a { return true } else { return false } }
+        #expect(algorithm(Self.layer(256, 26, 26, filters: 256), avx2) == .int8Winograd(tile: 4))
+        #expect(algorithm(Self.layer(5, 52, 52, filters: 16), avx2) == .int8Winograd(tile: 2))
+        #expect(algorithm(Self.layer(63, 52, 52, filters: 64), avx2) == .int8Winograd(tile: 2))
+        #expect(algorithm(Self.layer(64, 52, 52, filters: 16), avx2) == .int8Winograd(tile: 4))
+        #expect(algorithm(Self.layer(1_827, 13, 13, filters: 16), avx2) == .int8Winograd(tile: 4))
+        #expect(algorithm(Self.layer(64, 10, 10, filters: 64), avx2) == .int8Winograd(tile: 2))
+        #expect(ConvolutionPlanner.plan(Self.layer(256, 26, 26, filters: 256), algorithm: .winograd2, int8: avx2, threads: 2).algorithm
+                == .int8Winograd(tile: 2))
+        #expect(ConvolutionPlanner.plan(Self.layer(64, 10, 10, filters: 64), algorithm: .winograd4, int8: avx2, threads: 2).algorithm
+                == .int8Winograd(tile: 4))
+        #expect(!isWinograd(algorithm(Self.layer(1_828, 13, 13, filters: 16), avx2)))
+        #expect(!isWinograd(algorithm(Self.layer(256, 26, 26, filters: 256), vnni)))
         // SiLU and the other transcendental activations too (their epilogue runs vectorized after the output transform).
         var silu = Self.layer(64, 40, 40, filters: 64)
         silu.activation = .swish
-        #expect(algorithm(silu, avx2) == .int8Winograd)
+        #expect(algorithm(silu, avx2) == .int8Winograd(tile: 4))
         // `--algorithm im2col` asks for the plain path: im2col + GEMM on either kernel.
         for kernel in [avx2, vnni] {
             let plain = ConvolutionPlanner.plan(Self.layer(256, 26, 26, filters: 256), algorithm: .im2col, int8: kernel, threads: 2).algorithm

@@ -42,10 +42,12 @@ import YOLOTestSupport
         let int8: Int8ConvolutionParameters
         var shape: Shape { Shape(channels: c.channels, height: c.height, width: c.width) }
 
-        init(_ c: Case, outputQuantization: ActivationQuantization?) {
+        /// Seeded values, or the `input` and `weights` given.
+        init(_ c: Case, outputQuantization: ActivationQuantization?, input: [Float]? = nil, weights: [Float]? = nil) {
             self.c = c
-            input = LayerTestSupport.values(c.channels * c.height * c.width, seed: 7).map { 2 * $0 + 0.5 }
-            weights = LayerTestSupport.values(c.filters * c.channels * c.size * c.size, seed: 11).map { $0 * 0.3 }
+            self.input = input ?? LayerTestSupport.values(c.channels * c.height * c.width, seed: 7).map { 2 * $0 + 0.5 }
+            self.weights = weights ?? LayerTestSupport.values(c.filters * c.channels * c.size * c.size, seed: 11).map { $0 * 0.3 }
+            let weights = self.weights
             biases = LayerTestSupport.values(c.filters, seed: 13)
             let q = weights.withUnsafeBufferPointer { Int8Weights(quantizing: $0, rows: c.filters) }
             int8 = Int8ConvolutionParameters(weights: q, biases: FloatBuffer(biases), input: ActivationQuantization(covering: -1.5, 2.5),
@@ -107,7 +109,10 @@ import YOLOTestSupport
                     if kernel.kernel.directSweep != nil && c.size == 3 && c.padding == 1 {
                         algorithms += [.int8Direct(split: .columns), .int8Direct(split: .filters)]
                     }
-                    if kernel.kernel.storesSums && c.size == 3 && c.stride == 1 && c.padding == 1 { algorithms.append(.int8Winograd) }
+                    if kernel.kernel.storesSums && c.size == 3 && c.stride == 1 && c.padding == 1 {
+                        algorithms.append(.int8Winograd(tile: 2))
+                        if kernel.kernel.winograd4Output != nil { algorithms.append(.int8Winograd(tile: 4)) }
+                    }
                     for split in algorithms {
                         let layer = setup.layer(kernel: kernel, threads: threads, algorithm: split, writesBytes: writesBytes)
                         var output = LayerTestSupport.run(layer, input: setup.input, threads: threads)
@@ -122,6 +127,29 @@ import YOLOTestSupport
                     }
                 }
             }
+        }
+    }
+
+    /// F(4×4, 3×3) at the edge of its range: every weight of a filter at 127 (or −127) and every input code at 255, so
+    /// each sum is 255 · 127 · 9 · channels. With 115 channels that is 33,518,925, just under 2²⁵: the layer runs F(4×4)
+    /// and the output transform's `· 9⁻¹ >> 6` modulo 2³² must still give it exactly; with 116 channels (33,810,300) the
+    /// layer runs F(2×2) instead. Both equal the plain integer convolution bit for bit.
+    @Test(arguments: [(115, "winograd F(4,3)"), (116, "winograd F(2,3)")])
+    func winogradTile4AtTheEdgeOfItsRange(_ channels: Int, _ path: String) throws {
+        guard let kernel = Self.kernels.first(where: { $0.kernel.winograd4Output != nil }) else { return }
+        let c = Case(channels: channels, height: 9, width: 10, filters: 2, size: 3, stride: 1, padding: 1, activation: .linear)
+        let taps = channels * 9
+        let setup = Setup(c, outputQuantization: nil, input: [Float](repeating: 2.5, count: channels * 90),
+                          weights: [Float](repeating: 1, count: taps) + [Float](repeating: -1, count: taps))
+        #expect(setup.int8.weights.values.buffer.allSatisfy { abs($0) == 127 })
+        #expect(setup.input.allSatisfy { setup.int8.input.code($0) == 255 })
+        #expect(Int8WinogradGeometry.fitsTile4(setup.int8.weights.values.buffer, filters: 2, patchLength: taps) == (channels == 115))
+        for threads in 1...2 {
+            let layer = setup.layer(kernel: kernel, threads: threads, algorithm: .int8Winograd(tile: 4), writesBytes: false)
+            #expect(layer.algorithm.contains(path), "\(layer.algorithm)")
+            let output = LayerTestSupport.run(layer, input: setup.input, threads: threads)
+            let expected = setup.reference(layer)
+            #expect(output.map(\.bitPattern) == expected.map(\.bitPattern))
         }
     }
 

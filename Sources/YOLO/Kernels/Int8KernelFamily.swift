@@ -19,7 +19,7 @@ import YOLOKernelsVNNI
         /// AVX512-VNNI: `vpdpbusd` on zmm registers, 6 × 64 tiles of u8 quads; a direct path for 3×3 layers.
         case avx512vnni
         /// AVX2 without VNNI: `vpmaddwd` on operands widened to s16, 6 × 16 tiles of pairs; exact Winograd F(2×2, 3×3)
-        /// for 3×3 stride-1 layers.
+        /// and F(4×4, 3×3) for 3×3 stride-1 layers.
         case avx2
     }
 
@@ -34,7 +34,8 @@ import YOLOKernelsVNNI
 
     public var description: String {
         "\(name.rawValue) (\(kernel.tileRows)x\(kernel.tileColumns) int8 tiles, \(kernel.group) values of k per 32-bit lane"
-            + (kernel.directSweep != nil ? "; direct 3x3 path)" : kernel.storesSums ? "; Winograd F(2x2, 3x3) path)" : ")")
+            + (kernel.directSweep != nil ? "; direct 3x3 path)" : kernel.storesSums
+                ? "; Winograd F(2x2, 3x3)" + (kernel.winograd4Output != nil ? " and F(4x4, 3x3) paths)" : " path)") : ")")
     }
 
     /// Every int8 kernel this build carries, best first.
@@ -50,7 +51,8 @@ import YOLOKernelsVNNI
             name: .avx2,
             kernel: Int8Kernel(tileRows: 6, tileColumns: 16, group: 2, elementBytes: 2, sweep: avx2Int8Sweep, packB: avx2Int8PackB,
                                quantize: avx2Int8Quantize, winogradInput: avx2Int8WinogradInput,
-                               winogradOutput: avx2Int8WinogradOutput),
+                               winogradOutput: avx2Int8WinogradOutput, winograd4Input: avx2Int8Winograd4Input,
+                               winograd4Output: avx2Int8Winograd4Output),
             requiredFeatures: KernelFamily.x86v3))
         #endif
         return kernels

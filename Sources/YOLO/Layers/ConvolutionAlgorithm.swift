@@ -7,7 +7,8 @@ public enum ConvolutionAlgorithm: String, Sendable, CaseIterable {
     /// larger ones), GEMM otherwise: see `ConvolutionPlanner.winogradTile`.
     case auto
     /// The plain path: im2col unfolding (skipped for 1×1 stride-1 unpadded) and one GEMM; int8 layers too (no
-    /// direct or Winograd path). The other choices leave int8 layers to the planner's rules.
+    /// direct or Winograd path). `winograd2` and `winograd4` also choose the tile of an int8 layer that runs exact
+    /// integer Winograd (`ConvolutionPlanner.int8WinogradTile`); otherwise int8 layers follow the planner's rules.
     case im2col
     /// Winograd F(2×2, 3×3): 4×4 input tiles, 2.25× fewer multiplications, small rounding error.
     case winograd2

@@ -120,8 +120,10 @@ import YOLOKernels
                 Int8PackedMatrix($0, rows: filters, columns: direct.quads * 36, kernel: kernel)
             }
             self.winograd = nil
-        } else if case .int8Winograd = plan.algorithm {
-            let winograd = Int8WinogradGeometry(steps: steps, weights: w.values.buffer, kernel: kernel, threads: plan.maxThreads)
+        } else if case .int8Winograd(let tile) = plan.algorithm {
+            let fits = tile == 2 || Int8WinogradGeometry.fitsTile4(w.values.buffer, filters: filters, patchLength: steps.patchLength)
+            let winograd = Int8WinogradGeometry(steps: steps, weights: w.values.buffer, tile: fits ? tile : 2, kernel: kernel,
+                                                threads: plan.maxThreads)
             self.winograd = winograd
             self.direct = nil
             self.packed = winograd.weights[0]
@@ -156,7 +158,8 @@ import YOLOKernels
     }
 
     public var algorithm: String {
-        "int8 " + (direct != nil ? "direct" : winograd != nil ? "winograd F(2,3)" : steps.isPointwise ? "1x1 gemm" : "im2col+gemm") + " (\(kernel.name.rawValue))"
+        let path = direct != nil ? "direct" : winograd.map { "winograd F(\($0.tile),3)" } ?? (steps.isPointwise ? "1x1 gemm" : "im2col+gemm")
+        return "int8 " + path + " (\(kernel.name.rawValue))"
     }
 
     /// Output rows per band on the banded path (`ConvolutionPlan.Algorithm.gemmBands`), else nil.

@@ -1,8 +1,8 @@
 import YOLOKernels
 
-/// Exact integer Winograd F(2×2, 3×3) for `Int8Convolution` (`ConvolutionPlan.Algorithm.int8Winograd`).
+/// Exact integer Winograd F(m×m, 3×3), m = 2 or 4, for `Int8Convolution` (`ConvolutionPlan.Algorithm.int8Winograd`).
 ///
-/// With `Bᵀ = [1 0 −1 0; 0 1 1 0; 0 −1 1 0; 0 1 0 −1]`, `G′ = 2G = [2 0 0; 1 1 1; 1 −1 1; 0 0 2]` and
+/// **F(2×2, 3×3).** With `Bᵀ = [1 0 −1 0; 0 1 1 0; 0 −1 1 0; 0 1 0 −1]`, `G′ = 2G = [2 0 0; 1 1 1; 1 −1 1; 0 0 2]` and
 /// `Aᵀ = [1 1 1 0; 0 1 −1 −1]`, each 2×2 output tile of a filter is `Aᵀ [Σ_c U_c ⊙ V_c] A = 4 ·` the direct
 /// sums, where `U_c = G′ g_c G′ᵀ` (the filter's s8 3×3 weights on channel `c`, |U| ≤ 1,152) and `V_c = Bᵀ d_c B`
 /// (the 4×4 u8 input codes under the tile, the padding at the input's zero point, |V| ≤ 1,020): integers, both
@@ -11,24 +11,39 @@ import YOLOKernels
 /// output transform's result, 4 × a sum below 2³¹ / 4 (`winogradMaximumChannels`), is exact, and `>> 2` gives
 /// the same integer the direct product gives, so the epilogue, and every output bit, are the GEMM path's.
 ///
+/// **F(4×4, 3×3)** (36 products per 4×4 outputs and channel instead of 64), on the points 0, ±1, ±2: `Bᵀ`'s rows
+/// `(4 0 −5 0 1 0), (0 −4 −4 1 1 0), (0 4 −4 −1 1 0), (0 −2 −1 2 1 0), (0 2 −1 −2 1 0), (0 4 0 −5 0 1)` give
+/// |V| ≤ 10 · 8 · 255 = 20,400 on u8 codes; `G`'s rows scaled to integers, `G′ = D G` with `D = diag(4, 6, 6, 24, 24,
+/// 1)`, are `(1 0 0), (−1 −1 −1), (−1 1 −1), (1 2 4), (1 −2 4), (0 0 1)`, so |U| ≤ 7 · 7 · 127 = 6,223; and
+/// `Â = 24 Aᵀ D⁻¹` is the integer matrix `(6 4 4 1 1 0), (0 4 −4 2 −2 0), (0 4 4 4 4 0), (0 4 −4 8 −8 24)`, with
+/// `Â M Âᵀ = 576 ·` the direct sums. The output transform runs modulo 2³² like the sums, so it knows 576·y modulo
+/// 2³²; times 9's inverse modulo 2³² that is 64·y, and `>> 6` gives y exactly when |y| < 2²⁵. That holds for
+/// every input when 255 times each filter's sum of positive weights, and of negative ones, stays below 2²⁵
+/// (`fitsTile4`); a layer whose weights do not runs F(2×2, 3×3).
+///
 /// Scratch after the quantized input: the input's codes in padded planes (`paddedHeight × paddedWidth` bytes a
 /// channel, the zero point around the map), then per worker one chunk's V in the kernel's packed-B layout (per ξ, per
 /// block of 16 tiles, `[paddedK/2][16][2]` s16) and its M (per ξ, `filters × 16·blocks` s32, the chunk's blocks).
 struct Int8WinogradGeometry {
+    /// The output tile's edge m (2 or 4), and `positions` = (m + 2)², the products ξ.
+    let tile: Int
+    var positions: Int { (tile + 2) * (tile + 2) }
     let tilesY: Int, tilesX: Int, blocks: Int
     let paddedHeight: Int, paddedWidth: Int
     let channels: Int, paddedK: Int, filters: Int
-    /// `U_ξ` for ξ = 4i + j, packed as the kernel's A (s16).
+    /// `U_ξ` for ξ = (m + 2)·i + j, packed as the kernel's A (s16).
     let weights: [Int8PackedMatrix]
 
     /// Blocks of 16 tiles transformed, multiplied and transformed back together (a chunk; the last may be
-    /// smaller): all of them when the transformed weights are large (each chunk reads all 16 `U_ξ`), else as
-    /// many as keep the chunk's V and M within `chunkBudget` (in a core's L2), at least one; with several chunks, their
+    /// smaller): all of them when the transformed weights are large (each chunk reads every `U_ξ`), else as
+    /// many as keep the chunk's V and M within `chunkBudget`, at least one; with several chunks, their
     /// count a multiple of the threads and the blocks shared out evenly, since each worker runs whole chunks (7 blocks,
     /// at most 3 a chunk, at 2 threads: 4 chunks, of 2, 2, 2 and 1 blocks, so each worker runs two chunks).
     let chunkBlocks: Int
-    /// Bytes of V and M one chunk may take when the weights are small, and how large "small" is.
-    static let chunkBudget = 393_216
+    /// Bytes of V and M one chunk may take when the weights are small (F(2×2): 384 KB; F(4×4), whose block of 16 tiles
+    /// holds 36 products: 1 MB, which measured faster than 384 KB on Zen 3's 512 KB L2: longer runs of whole tile rows),
+    /// and how large "small" is.
+    static func chunkBudget(tile: Int) -> Int { tile == 2 ? 393_216 : 1_048_576 }
     static let smallWeights = 1_048_576
 
     var tiles: Int { tilesY * tilesX }
@@ -42,10 +57,10 @@ struct Int8WinogradGeometry {
     var inputLayout: Int8WinogradInputLayout {
         Int8WinogradInputLayout(channels: channels, planeBytes: planeBytes, paddedWidth: paddedWidth, tilesX: tilesX, steps: paddedK / 2)
     }
-    /// Bytes of one block of V (16 products' packed B blocks) and of M (16 products, every filter, 16 tiles).
-    static func blockBytes(paddedK: Int, filters: Int) -> Int { 16 * paddedK * 16 * 2 + 16 * filters * 16 * 4 }
+    /// Bytes of one block of V (the products' packed B blocks) and of M (every product, every filter, 16 tiles).
+    static func blockBytes(positions: Int, paddedK: Int, filters: Int) -> Int { positions * (paddedK * 16 * 2 + filters * 16 * 4) }
     /// Bytes of one chunk's V and M (and 8 sums past M: a row's last group of 8 tiles reads up to 7 more).
-    var chunkBytes: Int { (Self.blockBytes(paddedK: paddedK, filters: filters) * chunkBlocks + 32 + 63) / 64 * 64 }
+    var chunkBytes: Int { (Self.blockBytes(positions: positions, paddedK: paddedK, filters: filters) * chunkBlocks + 32 + 63) / 64 * 64 }
     /// Scratch after the quantized input, for `threads` workers.
     func scratchBytes(threads: Int) -> Int { planesBytes + chunkBytes * (chunked ? threads : 1) }
 
@@ -58,49 +73,64 @@ struct Int8WinogradGeometry {
         return (blocks + chunks - 1) / chunks
     }
 
-    /// - Precondition: the kernel stores s32 sums in 16-column tiles.
-    init(steps: ConvolutionSteps, weights values: UnsafeBufferPointer<Int8>, kernel: Int8KernelFamily, threads: Int) {
+    /// Whether F(4×4, 3×3) is exact for these weights (`filters` rows of `values`, `patchLength` each): for every
+    /// filter, 255 · Σ w⁺ < 2²⁵ and 255 · Σ |w⁻| ≤ 2²⁵, so every sum y of u8 codes has |64·y| within s32.
+    static func fitsTile4(_ values: UnsafeBufferPointer<Int8>, filters: Int, patchLength: Int) -> Bool {
+        (0..<filters).allSatisfy { f in
+            var (positive, negative) = (0, 0)
+            for w in values[f * patchLength ..< (f + 1) * patchLength] {
+                if w > 0 { positive += Int(w) } else { negative -= Int(w) }
+            }
+            return 255 * positive < 1 << 25 && 255 * negative <= 1 << 25
+        }
+    }
+
+    /// - Precondition: the kernel stores s32 sums in 16-column tiles (and has the F(4×4) transforms for `tile` 4).
+    init(steps: ConvolutionSteps, weights values: UnsafeBufferPointer<Int8>, tile: Int, kernel: Int8KernelFamily, threads: Int) {
         precondition(kernel.kernel.storesSums && kernel.kernel.tileColumns == 16 && kernel.kernel.group == 2,
                      "Int8WinogradGeometry: \(kernel.name) does not store s16-pair sums in 16-column tiles")
+        precondition(tile == 2 || tile == 4 && kernel.kernel.winograd4Output != nil, "Int8WinogradGeometry: F(\(tile),3) on \(kernel.name)")
         let (input, output) = (steps.inputShape, steps.outputShape)
         precondition(steps.size == 3 && steps.stride == 1 && steps.padding == 1 && input.channels <= Int8Convolution.winogradMaximumChannels,
                      "Int8WinogradGeometry: not a 3x3/1 layer of at most \(Int8Convolution.winogradMaximumChannels) channels")
-        tilesY = (output.height + 1) / 2
-        tilesX = (output.width + 1) / 2
+        self.tile = tile
+        tilesY = (output.height + tile - 1) / tile
+        tilesX = (output.width + tile - 1) / tile
         blocks = (tilesY * tilesX + 15) / 16
-        paddedHeight = 2 * tilesY + 2
-        paddedWidth = 2 * tilesX + 32  // a group of 16 tiles from any tile on reads 34 columns (`Int8Kernel.WinogradInput`)
+        paddedHeight = tile * tilesY + 2
+        // A group of 16 tiles from any tile on reads 34 columns (F(2×2)), one of 8 tiles 36 (F(4×4)): the kernel's input transforms.
+        paddedWidth = tile * tilesX + 32
         channels = input.channels
         paddedK = Int8Kernel.paddedK(input.channels)
         filters = output.channels
-        let perBlock = Self.blockBytes(paddedK: paddedK, filters: filters)
-        chunkBlocks = 16 * filters * paddedK * 2 <= Self.smallWeights
-            ? Self.evenChunkBlocks(blocks: blocks, most: max(1, Self.chunkBudget / perBlock), threads: threads) : blocks
-        // U = G′ g G′ᵀ per filter and channel, as 16 matrices of filters × channels.
+        let positions = (tile + 2) * (tile + 2)
+        let perBlock = Self.blockBytes(positions: positions, paddedK: paddedK, filters: filters)
+        chunkBlocks = positions * filters * paddedK * 2 <= Self.smallWeights
+            ? Self.evenChunkBlocks(blocks: blocks, most: max(1, Self.chunkBudget(tile: tile) / perBlock), threads: threads) : blocks
+        // U = G′ g G′ᵀ per filter and channel, as one matrix of filters × channels per ξ: G′ down each of g's 3
+        // columns ((m + 2) × 3), then G′ along each of the m + 2 rows.
+        let gRows: [(Int, Int, Int)] = tile == 2 ? [(2, 0, 0), (1, 1, 1), (1, -1, 1), (0, 0, 2)]
+            : [(1, 0, 0), (-1, -1, -1), (-1, 1, -1), (1, 2, 4), (1, -2, 4), (0, 0, 1)]
+        let n = tile + 2
         let (channels, filters) = (channels, filters)
-        var u = [Int16](repeating: 0, count: 16 * filters * channels)
-        // G′ g G′ᵀ: G′ down each of g's 3 columns (4×3), then G′ along each of the 4 rows;
-        // G′'s rows are (2, 0, 0), (1, 1, 1), (1, −1, 1), (0, 0, 2).
         let count = filters * channels
+        var u = [Int16](repeating: 0, count: positions * count)
         u.withUnsafeMutableBufferPointer { u in
-            withUnsafeTemporaryAllocation(of: Int.self, capacity: 12) { t in
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: 3 * n) { t in
                 for fc in 0..<count {
                     let g = values.baseAddress! + 9 * fc
                     for b in 0..<3 {
                         let (x0, x1, x2) = (Int(g[b]), Int(g[3 + b]), Int(g[6 + b]))
-                        (t[b], t[3 + b], t[6 + b], t[9 + b]) = (2 * x0, x0 + x1 + x2, x0 - x1 + x2, 2 * x2)
+                        for (i, r) in gRows.enumerated() { t[3 * i + b] = r.0 * x0 + r.1 * x1 + r.2 * x2 }
                     }
-                    for i in 0..<4 {
+                    for i in 0..<n {
                         let (x0, x1, x2) = (t[3 * i], t[3 * i + 1], t[3 * i + 2])
-                        u[(4 * i) * count + fc] = Int16(2 * x0)
-                        u[(4 * i + 1) * count + fc] = Int16(x0 + x1 + x2)
-                        u[(4 * i + 2) * count + fc] = Int16(x0 - x1 + x2)
-                        u[(4 * i + 3) * count + fc] = Int16(2 * x2)
+                        for (j, r) in gRows.enumerated() { u[(n * i + j) * count + fc] = Int16(r.0 * x0 + r.1 * x1 + r.2 * x2) }
                     }
                 }
             }
         }
-        weights = (0..<16).map { xi in
+        weights = (0..<positions).map { xi in
             u.withUnsafeBufferPointer { Int8PackedMatrix(UnsafeBufferPointer(rebasing: $0[xi * count ..< (xi + 1) * count]), rows: filters,
                                                          columns: channels, kernel: kernel) }
         }
@@ -111,7 +141,7 @@ extension Int8Convolution {
     /// The most input channels int8 Winograd takes: 4 · 9 · 255 · 128 · channels < 2³¹.
     static let winogradMaximumChannels = 1_827
 
-    /// The Winograd path: the input's padded planes, then chunk by chunk V, the 16 products and the output transform
+    /// The Winograd path: the input's padded planes, then chunk by chunk V, the products and the output transform
     /// with the epilogue. The workers claim chunks in order, or, with one chunk, share each step.
     func forwardWinograd(_ source: UnsafePointer<UInt8>, _ w: Int8WinogradGeometry, into output: UnsafeMutableRawPointer,
                          scratch: UnsafeMutableRawPointer, threads: Int) {
@@ -145,10 +175,11 @@ extension Int8Convolution {
         let tiles = 16 * firstBlock ..< min(w.tiles, 16 * (firstBlock + blocks))
         let kernel = self.kernel.kernel
         let blockBytes = kernel.blockBytes(w.channels)
-        let transformed = scratch, products = scratch + 16 * blocks * blockBytes
+        let positions = w.positions
+        let transformed = scratch, products = scratch + positions * blocks * blockBytes
         let columns = 16 * blocks
         // V, pair of channels by pair: the kernel's (`Int8Kernel.winogradInput`).
-        let (transformInput, inputLayout) = (kernel.winogradInput!, w.inputLayout)
+        let (transformInput, inputLayout) = (w.tile == 2 ? kernel.winogradInput! : kernel.winograd4Input!, w.inputLayout)
         Parallel.forRanges((w.channels + 1) / 2, threads: threads) { pairs in
             withUnsafePointer(to: inputLayout) { layout in
                 for pair in pairs { transformInput(planes, layout, pair, tiles.lowerBound, tiles.upperBound, blocks, transformed) }
@@ -157,7 +188,7 @@ extension Int8Convolution {
         var sums = epilogue
         sums.sums = true
         let steps = w.paddedK / 2
-        Parallel.forRanges(16 * blocks, threads: threads) { parts in
+        Parallel.forRanges(positions * blocks, threads: threads) { parts in
             var e = sums
             withUnsafePointer(to: &e) { e in
                 for part in parts {
@@ -171,7 +202,7 @@ extension Int8Convolution {
         let (epilogue, out) = (self.epilogue, outputShape)
         let m = UnsafeRawPointer(products).assumingMemoryBound(to: Int32.self)
         // The output transform and the epilogue, filter by filter: the kernel's (`Int8Kernel.winogradOutput`).
-        let transform = kernel.winogradOutput!
+        let transform = w.tile == 2 ? kernel.winogradOutput! : kernel.winograd4Output!
         let layout = Int8WinogradLayout(plane: w.filters * columns, columns: columns, tilesX: w.tilesX, height: out.height, width: out.width)
         Parallel.forRanges(w.filters, threads: threads) { filters in
             withUnsafePointer(to: layout) { layout in

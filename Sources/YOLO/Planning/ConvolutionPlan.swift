@@ -16,9 +16,11 @@
         /// planes of channel quads (no im2col, no packing of B; `Int8Convolution`), the threads splitting `split`.
         case int8Direct(split: DirectSplit)
         /// Int8 only, a 3×3 stride-1 padding-1 layer on a kernel that stores s32 sums (`Int8Kernel.storesSums`):
-        /// exact integer Winograd F(2×2, 3×3), 16 products of s16 transforms per 2×2 outputs and channel
-        /// instead of 36 (`Int8Convolution`); the threads split the transforms' tiles and the 16 products' blocks.
-        case int8Winograd
+        /// exact integer Winograd F(tile×tile, 3×3): 16 products of s16 transforms per 2×2 outputs and channel
+        /// instead of 36 (tile 2), or 36 per 4×4 outputs instead of 144 (tile 4, where the layer's weights keep it
+        /// exact, else tile 2: `Int8WinogradGeometry.fitsTile4`); the threads split the transforms' tiles and the
+        /// products' blocks (`Int8Convolution`).
+        case int8Winograd(tile: Int)
         /// A convolution with channel groups (depthwise in YOLO11): each output channel summed directly from its
         /// group's input channels, vectorized along the output row (`GroupedConvolution`, one generic SIMD body for
         /// every kernel family); the threads split the output channels.
@@ -133,7 +135,7 @@
         case .gemmBands(let rows): parts = ["gemm by bands of \(rows) output rows"]
         case .winograd(let w): parts = [w.description]
         case .int8Direct(let split): parts = ["direct on channel quads, threads split the \(split.rawValue)"]
-        case .int8Winograd: parts = ["int8 winograd F(2,3), threads split tiles and products"]
+        case .int8Winograd(let tile): parts = ["int8 winograd F(\(tile),3), threads split tiles and products"]
         case .grouped: parts = ["grouped direct, threads split the channels"]
         }
         switch (weights, precision) {

@@ -49,7 +49,7 @@ import YOLOKernels
         if let int8 {
             let plain = algorithm == .im2col
             let algorithm: ConvolutionPlan.Algorithm = (plain ? nil : int8DirectSplit(layer, kernel: int8, threads: threads).map { .int8Direct(split: $0) })
-                ?? (!plain && int8Winograd(layer, kernel: int8) ? .int8Winograd : nil)
+                ?? (plain ? nil : int8WinogradTile(layer, algorithm: algorithm, kernel: int8).map { .int8Winograd(tile: $0) })
                 ?? int8BandRows(layer, kernel: int8).map { .gemmBands(rows: $0) }
                 ?? .gemm(split: gemmSplit(layer, threads: threads, family: family, int8: int8))
             return ConvolutionPlan(algorithm: algorithm, weights: .float, fusion: nil, maxThreads: threads, precision: .int8(int8.name))
@@ -194,16 +194,27 @@ import YOLOKernels
         return busiest(blocks) * panels <= busiest(panels) * blocks ? .columns : .filters
     }
 
-    /// Whether an int8 layer takes exact Winograd F(2×2, 3×3) (`ConvolutionPlan.Algorithm.int8Winograd`): a 3×3
+    /// The tile of exact Winograd an int8 layer takes (`ConvolutionPlan.Algorithm.int8Winograd`), nil for none: a 3×3
     /// stride-1 padding-1 layer on a kernel without the direct path that stores s32 sums (AVX2's), whose sums fit:
-    /// the transforms multiply each sum by 4, so `4 · 9 · 255 · 128 · channels` must stay below 2³¹ (up to 1,827
-    /// channels; the products in between may wrap, the output transform's result is exact).
-    /// It does 16 products per 2×2 outputs and channel where im2col + GEMM does 36: on AVX2 the widened products
-    /// run at the same rate either way, so the layer takes about half the time (docs/QUANTIZATION.md). Any activation:
-    /// the output transform and its epilogue are the kernel's (`Int8Kernel.winogradOutput`), vectorized for every one.
-    static func int8Winograd(_ layer: Layer, kernel: Int8KernelFamily) -> Bool {
-        layer.size == 3 && layer.stride == 1 && layer.padding == 1 && kernel.kernel.storesSums && kernel.kernel.directSweep == nil
-            && layer.input.channels <= Int8Convolution.winogradMaximumChannels
+    /// F(2×2, 3×3)'s transforms multiply each sum by 4, so `4 · 9 · 255 · 128 · channels` must stay below 2³¹ (up to
+    /// 1,827 channels; the products in between may wrap, the output transform's result is exact). It does 16 products
+    /// per 2×2 outputs and channel where im2col + GEMM does 36: on AVX2 the widened products run at the same rate either
+    /// way, so the layer takes about half the time (docs/QUANTIZATION.md). F(4×4, 3×3) (kernels with its transforms)
+    /// does 36 per 4×4 outputs, but its transforms cost more per output: `.auto` takes it for layers of 64 input channels
+    /// or more (fewer, it measured slower: 16 and 32 channels at 40×40 and 80×80) whose tiles, in blocks of 16, need
+    /// fewer products' columns than F(2×2)'s (36 per block against 16: from 13×13 maps on, not at 10×10), `winograd4`
+    /// always, `winograd2` never;
+    /// the layer runs F(2×2) anyway where its weights could overflow F(4×4)'s sums (`Int8WinogradGeometry.fitsTile4`).
+    /// Any activation: the output transforms and their epilogue are the kernel's (`Int8Kernel.winogradOutput`).
+    static func int8WinogradTile(_ layer: Layer, algorithm: ConvolutionAlgorithm = .auto, kernel: Int8KernelFamily) -> Int? {
+        guard layer.size == 3 && layer.stride == 1 && layer.padding == 1 && kernel.kernel.storesSums && kernel.kernel.directSweep == nil
+            && layer.input.channels <= Int8Convolution.winogradMaximumChannels else { return nil }
+        guard kernel.kernel.winograd4Output != nil, algorithm != .winograd2 else { return 2 }
+        if algorithm == .winograd4 { return 4 }
+        func blocks(_ m: Int) -> Int {
+            ((layer.output.height + m - 1) / m * ((layer.output.width + m - 1) / m) + 15) / 16
+        }
+        return layer.input.channels >= 64 && blocks(4) * 36 < blocks(2) * 16 ? 4 : 2
     }
 
     /// Filters a LUT layer expands and multiplies together: whole GEMM panels, at most 1 MB of floats.

@@ -109,23 +109,30 @@ struct Int8WinogradGeometry {
             ? Self.evenChunkBlocks(blocks: blocks, most: max(1, Self.chunkBudget(tile: tile) / perBlock), threads: threads) : blocks
         // U = G′ g G′ᵀ per filter and channel, as one matrix of filters × channels per ξ: G′ down each of g's 3
         // columns ((m + 2) × 3), then G′ along each of the m + 2 rows.
-        let gRows: [(Int, Int, Int)] = tile == 2 ? [(2, 0, 0), (1, 1, 1), (1, -1, 1), (0, 0, 2)]
-            : [(1, 0, 0), (-1, -1, -1), (-1, 1, -1), (1, 2, 4), (1, -2, 4), (0, 0, 1)]
+        // G′'s rows, as 3 coefficients each.
+        let gRows: [Int] = tile == 2 ? [2, 0, 0, 1, 1, 1, 1, -1, 1, 0, 0, 2]
+            : [1, 0, 0, -1, -1, -1, -1, 1, -1, 1, 2, 4, 1, -2, 4, 0, 0, 1]
         let n = tile + 2
         let (channels, filters) = (channels, filters)
         let count = filters * channels
         var u = [Int16](repeating: 0, count: positions * count)
         u.withUnsafeMutableBufferPointer { u in
-            withUnsafeTemporaryAllocation(of: Int.self, capacity: 3 * n) { t in
-                for fc in 0..<count {
-                    let g = values.baseAddress! + 9 * fc
-                    for b in 0..<3 {
-                        let (x0, x1, x2) = (Int(g[b]), Int(g[3 + b]), Int(g[6 + b]))
-                        for (i, r) in gRows.enumerated() { t[3 * i + b] = r.0 * x0 + r.1 * x1 + r.2 * x2 }
-                    }
-                    for i in 0..<n {
-                        let (x0, x1, x2) = (t[3 * i], t[3 * i + 1], t[3 * i + 2])
-                        for (j, r) in gRows.enumerated() { u[(n * i + j) * count + fc] = Int16(r.0 * x0 + r.1 * x1 + r.2 * x2) }
+            gRows.withUnsafeBufferPointer { gp in
+                withUnsafeTemporaryAllocation(of: Int.self, capacity: 3 * n) { t in
+                    let (u, gp, t) = (u.baseAddress!, gp.baseAddress!, t.baseAddress!)
+                    for fc in 0..<count {
+                        let g = values.baseAddress! + 9 * fc
+                        for b in 0..<3 {
+                            let (x0, x1, x2) = (Int(g[b]), Int(g[3 + b]), Int(g[6 + b]))
+                            for i in 0..<n { t[3 * i + b] = gp[3 * i] * x0 + gp[3 * i + 1] * x1 + gp[3 * i + 2] * x2 }
+                        }
+                        for i in 0..<n {
+                            let (x0, x1, x2) = (t[3 * i], t[3 * i + 1], t[3 * i + 2])
+                            for j in 0..<n {
+                                // |U| ≤ 1,152 (F(2×2)) or 6,223 (F(4×4)): within s16.
+                                u[(n * i + j) * count + fc] = Int16(truncatingIfNeeded: gp[3 * j] * x0 + gp[3 * j + 1] * x1 + gp[3 * j + 2] * x2)
+                            }
+                        }
                     }
                 }
             }

@@ -22,17 +22,23 @@ import YOLOKernels
         (self.rows, self.columns, self.kernel, self.panelBytes) = (rows, columns, kernel, panelBytes)
         storage = SharedBuffer<UInt8>(count: panels * panelBytes) { out in
             let raw = UnsafeMutableRawPointer(out.baseAddress!)
+            // Row r's group of k values g (k = g·group + q) at element panel·panelElements + g·stride + inPanel·group + q.
+            let (group, elementBytes) = (k.group, k.elementBytes)
+            let (panelElements, stride) = (panelBytes / elementBytes, k.tileRows * group)
+            let source = values.baseAddress!
             for r in 0..<rows {
                 let (panel, inPanel) = r.quotientAndRemainder(dividingBy: k.tileRows)
-                for c in 0..<columns {
-                    let element = panel * panelBytes / k.elementBytes
-                        + (c / k.group) * k.tileRows * k.group + inPanel * k.group + c % k.group
-                    let value = values[r * columns + c]
-                    if k.elementBytes == 1 {
-                        raw.storeBytes(of: Int8(value), toByteOffset: element, as: Int8.self)
-                    } else {
-                        raw.storeBytes(of: Int16(value), toByteOffset: 2 * element, as: Int16.self)
+                let row = source + r * columns
+                var element = panel * panelElements + inPanel * group
+                for start in Swift.stride(from: 0, to: columns, by: group) {
+                    for q in 0..<min(group, columns &- start) {
+                        if elementBytes == 1 {
+                            raw.storeBytes(of: Int8(truncatingIfNeeded: row[start &+ q]), toByteOffset: element &+ q, as: Int8.self)
+                        } else {
+                            raw.storeBytes(of: Int16(truncatingIfNeeded: row[start &+ q]), toByteOffset: 2 &* (element &+ q), as: Int16.self)
+                        }
                     }
+                    element &+= stride
                 }
             }
         }

@@ -76,10 +76,15 @@ struct Int8WinogradGeometry {
     /// Whether F(4×4, 3×3) is exact for these weights (`filters` rows of `values`, `patchLength` each): for every
     /// filter, 255 · Σ w⁺ < 2²⁵ and 255 · Σ |w⁻| ≤ 2²⁵, so every sum y of u8 codes has |64·y| within s32.
     static func fitsTile4(_ values: UnsafeBufferPointer<Int8>, filters: Int, patchLength: Int) -> Bool {
-        (0..<filters).allSatisfy { f in
+        precondition(values.count >= filters * patchLength, "fitsTile4: \(values.count) weights for \(filters)x\(patchLength)")
+        let base = values.baseAddress!
+        return (0..<filters).allSatisfy { f in
             var (positive, negative) = (0, 0)
-            for w in values[f * patchLength ..< (f + 1) * patchLength] {
-                if w > 0 { positive += Int(w) } else { negative -= Int(w) }
+            let row = base + f * patchLength
+            for k in 0..<patchLength {
+                let w = Int(row[k])
+                positive &+= max(w, 0)
+                negative &-= min(w, 0)
             }
             return 255 * positive < 1 << 25 && 255 * negative <= 1 << 25
         }
@@ -115,27 +120,42 @@ struct Int8WinogradGeometry {
         let n = tile + 2
         let (channels, filters) = (channels, filters)
         let count = filters * channels
-        var u = [Int16](repeating: 0, count: positions * count)
-        u.withUnsafeMutableBufferPointer { u in
+        // A run of `run` filter-channel pairs at a time, each step a loop along the run (which vectorizes): the 9 weights
+        // as 9 rows, then G′ down the columns (T = G′ g, (m + 2) × 3 rows), then along the rows (U = T G′ᵀ, ξ-major),
+        // then each ξ's row copied out whole. (|T| ≤ 7 · 127 and |U| ≤ 6,223: s16 throughout.)
+        let run = 256
+        // Every value is written below (each run of each ξ), so the array starts uninitialized.
+        let u = [Int16](unsafeUninitializedCapacity: positions * count) { u, initialized in
             gRows.withUnsafeBufferPointer { gp in
-                withUnsafeTemporaryAllocation(of: Int.self, capacity: 3 * n) { t in
-                    let (u, gp, t) = (u.baseAddress!, gp.baseAddress!, t.baseAddress!)
-                    for fc in 0..<count {
-                        let g = values.baseAddress! + 9 * fc
-                        for b in 0..<3 {
-                            let (x0, x1, x2) = (Int(g[b]), Int(g[3 + b]), Int(g[6 + b]))
-                            for i in 0..<n { t[3 * i + b] = gp[3 * i] * x0 + gp[3 * i + 1] * x1 + gp[3 * i + 2] * x2 }
+                withUnsafeTemporaryAllocation(of: Int16.self, capacity: (9 + 3 * n + positions) * run) { scratch in
+                    let (u, gp, g9) = (u.baseAddress!, gp.baseAddress!, scratch.baseAddress!)
+                    let (t, staged) = (g9 + 9 * run, g9 + (9 + 3 * n) * run)
+                    for start in stride(from: 0, to: count, by: run) {
+                        let length = min(run, count &- start)
+                        let g = values.baseAddress! + 9 &* start
+                        for k in 0..<length {
+                            for ab in 0..<9 { g9[ab &* run &+ k] = Int16(g[9 &* k &+ ab]) }
                         }
                         for i in 0..<n {
-                            let (x0, x1, x2) = (t[3 * i], t[3 * i + 1], t[3 * i + 2])
-                            for j in 0..<n {
-                                // |U| ≤ 1,152 (F(2×2)) or 6,223 (F(4×4)): within s16.
-                                u[(n * i + j) * count + fc] = Int16(truncatingIfNeeded: gp[3 * j] * x0 + gp[3 * j + 1] * x1 + gp[3 * j + 2] * x2)
+                            let (c0, c1, c2) = (Int16(gp[3 * i]), Int16(gp[3 * i + 1]), Int16(gp[3 * i + 2]))
+                            for b in 0..<3 {
+                                let (x0, x1, x2, to) = (g9 + b &* run, g9 + (3 &+ b) &* run, g9 + (6 &+ b) &* run, t + (3 &* i &+ b) &* run)
+                                for k in 0..<length { to[k] = c0 &* x0[k] &+ c1 &* x1[k] &+ c2 &* x2[k] }
                             }
                         }
+                        for i in 0..<n {
+                            let (x0, x1, x2) = (t + (3 &* i) &* run, t + (3 &* i &+ 1) &* run, t + (3 &* i &+ 2) &* run)
+                            for j in 0..<n {
+                                let (c0, c1, c2) = (Int16(gp[3 * j]), Int16(gp[3 * j + 1]), Int16(gp[3 * j + 2]))
+                                let to = staged + (n &* i &+ j) &* run
+                                for k in 0..<length { to[k] = c0 &* x0[k] &+ c1 &* x1[k] &+ c2 &* x2[k] }
+                            }
+                        }
+                        for xi in 0..<positions { (u + (xi &* count &+ start)).initialize(from: staged + xi &* run, count: length) }
                     }
                 }
             }
+            initialized = positions * count
         }
         weights = (0..<positions).map { xi in
             u.withUnsafeBufferPointer { Int8PackedMatrix(UnsafeBufferPointer(rebasing: $0[xi * count ..< (xi + 1) * count]), rows: filters,

@@ -125,8 +125,8 @@ public struct Int8Kernel: Sendable {
     @inlinable public func panelBytes(_ k: Int) -> Int { Int8Kernel.paddedK(k) * tileRows * elementBytes }
 }
 
-/// Where a chunk of int8 Winograd F(m×m, 3×3)'s products lie (`Int8Kernel.WinogradOutput`): `M_ξ` for ξ = (m + 2)·i + j
-/// at `ξ · plane` s32 sums, filter `f`'s row of tiles at `f · columns` in it (tile `t` of the chunk at `t`; a row of
+/// Where a chunk of int8 Winograd F(m×m, 3×3)'s products lie (`Int8Kernel.WinogradOutput`): filter `f`'s row of tiles
+/// of `M_ξ` (ξ = (m + 2)·i + j) at `ξ · plane + f · columns` s32 sums (tile `t` of the chunk at `t`; a row of
 /// 8 tiles may be read from any tile on), for an output of `height × width` per filter, `tilesX` tiles a row
 /// (tile `t`'s top-left output at `(m·(t / tilesX), m·(t % tilesX))`).
 @frozen

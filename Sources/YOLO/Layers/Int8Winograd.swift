@@ -23,7 +23,9 @@ import YOLOKernels
 ///
 /// Scratch after the quantized input: the input's codes in padded planes (`paddedHeight × paddedWidth` bytes a
 /// channel, the zero point around the map), then per worker one chunk's V in the kernel's packed-B layout (per ξ, per
-/// block of 16 tiles, `[paddedK/2][16][2]` s16) and its M (per ξ, `filters × 16·blocks` s32, the chunk's blocks).
+/// block of 16 tiles, `[paddedK/2][16][2]` s16) and its M (per filter, per ξ, `16·blocks` s32: each product's C rows
+/// are `positions · 16·blocks` sums apart, so the output transform reads a filter's sums for every ξ from one stretch
+/// of memory, not from `positions` planes far apart).
 struct Int8WinogradGeometry {
     /// The output tile's edge m (2 or 4), and `positions` = (m + 2)², the products ξ.
     let tile: Int
@@ -222,7 +224,7 @@ extension Int8Convolution {
                     let (xi, block) = part.quotientAndRemainder(dividingBy: blocks)
                     let u = w.weights[xi]
                     kernel.sweep(steps, u.panel(0), u.panelBytes, transformed + (xi * blocks + block) * blockBytes,
-                                 products + (xi * w.filters * columns + block * 16) * 4, columns, w.filters, UnsafeRawPointer(e))
+                                 products + (xi * columns + block * 16) * 4, positions * columns, w.filters, UnsafeRawPointer(e))
                 }
             }
         }
@@ -230,7 +232,7 @@ extension Int8Convolution {
         let m = UnsafeRawPointer(products).assumingMemoryBound(to: Int32.self)
         // The output transform and the epilogue, filter by filter: the kernel's (`Int8Kernel.winogradOutput`).
         let transform = w.tile == 2 ? kernel.winogradOutput! : kernel.winograd4Output!
-        let layout = Int8WinogradLayout(plane: w.filters * columns, columns: columns, tilesX: w.tilesX, height: out.height, width: out.width)
+        let layout = Int8WinogradLayout(plane: columns, columns: positions * columns, tilesX: w.tilesX, height: out.height, width: out.width)
         Parallel.forRanges(w.filters, threads: threads) { filters in
             withUnsafePointer(to: layout) { layout in
                 withUnsafePointer(to: epilogue) { e in

@@ -108,13 +108,14 @@ import YOLOTestSupport
         func isWholeMapGEMM(_ a: ConvolutionPlan.Algorithm) -> Bool { if case .gemm = a { return true } else { return false } }
         #expect(isWholeMapGEMM(algorithm(Self.layer(64, 52, 52, filters: 128, size: 1), vnni)))
         // The AVX2 kernel (no direct path, s32 sums): Winograd for every 3×3 stride-1 layer up to 1,827 channels (any
-        // channel count: its pairs are of channels) and any activation, im2col + GEMM otherwise. F(4, 3) from 64 input
-        // channels where its 16-tile blocks need fewer products' columns than F(2, 3)'s (13×13: 1 block of 36 against 4
-        // of 16), F(2, 3) at 10×10 (1 block of 36 against 2 of 16) and under 64 channels.
+        // channel count: its pairs are of channels) and any activation, im2col + GEMM otherwise. F(4, 3) where its
+        // 16-tile blocks need fewer products' columns than F(2, 3)'s (13×13: 1 block of 36 against 4 of 16), whatever the
+        // channels; F(2, 3) at 10×10 (1 block of 36 against 2 of 16).
         func isWinograd(_ a: ConvolutionPlan.Algorithm) -> Bool { if case .int8Winograd = a { return true } else { return false } }
         #expect(algorithm(Self.layer(256, 26, 26, filters: 256), avx2) == .int8Winograd(tile: 4))
-        #expect(algorithm(Self.layer(5, 52, 52, filters: 16), avx2) == .int8Winograd(tile: 2))
-        #expect(algorithm(Self.layer(63, 52, 52, filters: 64), avx2) == .int8Winograd(tile: 2))
+        #expect(algorithm(Self.layer(5, 52, 52, filters: 16), avx2) == .int8Winograd(tile: 4))
+        #expect(algorithm(Self.layer(32, 13, 13, filters: 64), avx2) == .int8Winograd(tile: 4))
+        #expect(algorithm(Self.layer(16, 10, 10, filters: 64), avx2) == .int8Winograd(tile: 2))
         #expect(algorithm(Self.layer(64, 52, 52, filters: 16), avx2) == .int8Winograd(tile: 4))
         #expect(algorithm(Self.layer(1_827, 13, 13, filters: 16), avx2) == .int8Winograd(tile: 4))
         #expect(algorithm(Self.layer(64, 10, 10, filters: 64), avx2) == .int8Winograd(tile: 2))

@@ -200,10 +200,9 @@ import YOLOKernels
     /// 1,827 channels; the products in between may wrap, the output transform's result is exact). It does 16 products
     /// per 2×2 outputs and channel where im2col + GEMM does 36: on AVX2 the widened products run at the same rate either
     /// way, so the layer takes about half the time (docs/QUANTIZATION.md). F(4×4, 3×3) (kernels with its transforms)
-    /// does 36 per 4×4 outputs, but its transforms cost more per output: `.auto` takes it for layers of 64 input channels
-    /// or more (fewer, it measured slower: 16 and 32 channels at 40×40 and 80×80) whose tiles, in blocks of 16, need
-    /// fewer products' columns than F(2×2)'s (36 per block against 16: from 13×13 maps on, not at 10×10), `winograd4`
-    /// always, `winograd2` never;
+    /// does 36 per 4×4 outputs: `.auto` takes it for layers whose tiles, in blocks of 16, need fewer products' columns
+    /// than F(2×2)'s (36 per block against 16: from 13×13 maps on, not at 10×10), whatever their channels (measured
+    /// faster from 16 channels on, 104×104 to 20×20), `winograd4` always, `winograd2` never;
     /// the layer runs F(2×2) anyway where its weights could overflow F(4×4)'s sums (`Int8WinogradGeometry.fitsTile4`).
     /// Any activation: the output transforms and their epilogue are the kernel's (`Int8Kernel.winogradOutput`).
     static func int8WinogradTile(_ layer: Layer, algorithm: ConvolutionAlgorithm = .auto, kernel: Int8KernelFamily) -> Int? {
@@ -214,7 +213,7 @@ import YOLOKernels
         func blocks(_ m: Int) -> Int {
             ((layer.output.height + m - 1) / m * ((layer.output.width + m - 1) / m) + 15) / 16
         }
-        return layer.input.channels >= 64 && blocks(4) * 36 < blocks(2) * 16 ? 4 : 2
+        return blocks(4) * 36 < blocks(2) * 16 ? 4 : 2
     }
 
     /// Filters a LUT layer expands and multiplies together: whole GEMM panels, at most 1 MB of floats.

@@ -126,16 +126,16 @@ public struct Int8Kernel: Sendable {
 }
 
 /// Where a chunk of int8 Winograd F(m×m, 3×3)'s products lie (`Int8Kernel.WinogradOutput`): filter `f`'s row of tiles
-/// of `M_ξ` (ξ = (m + 2)·i + j) at `ξ · plane + f · columns` s32 sums (tile `t` of the chunk at `t`; a row of
+/// of `M_ξ` (ξ = (m + 2)·i + j) at `ξ · productStride + f · filterStride` s32 sums (tile `t` of the chunk at `t`; a row of
 /// 8 tiles may be read from any tile on), for an output of `height × width` per filter, `tilesX` tiles a row
 /// (tile `t`'s top-left output at `(m·(t / tilesX), m·(t % tilesX))`).
 @frozen
 public struct Int8WinogradLayout {
-    public var plane: Int, columns: Int, tilesX: Int, height: Int, width: Int
+    public var productStride: Int, filterStride: Int, tilesX: Int, height: Int, width: Int
 
     @inlinable
-    public init(plane: Int, columns: Int, tilesX: Int, height: Int, width: Int) {
-        (self.plane, self.columns, self.tilesX, self.height, self.width) = (plane, columns, tilesX, height, width)
+    public init(productStride: Int, filterStride: Int, tilesX: Int, height: Int, width: Int) {
+        (self.productStride, self.filterStride, self.tilesX, self.height, self.width) = (productStride, filterStride, tilesX, height, width)
     }
 }
 

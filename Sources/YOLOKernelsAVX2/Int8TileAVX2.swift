@@ -83,7 +83,7 @@ public func avx2Int8WinogradOutput(_ products: UnsafePointer<Int32>, _ layout: U
         func callAsFunction<A: TileActivation>(_: A.Type) {
             let compensation = Int32x8(repeating: e.compensation[f])
             let multiplier = Floatx8(repeating: e.multipliers[f]), bias = Floatx8(repeating: e.biases[f])
-            let (l, products, first) = (l, products + f * l.columns, first)
+            let (l, products, first) = (l, products + f * l.filterStride, first)
             // An output row's values: two per tile, 16 spare for a row's last group of 8 tiles.
             withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * l.tilesX + 16) { staged in
                 let staged = staged.baseAddress!
@@ -95,7 +95,7 @@ public func avx2Int8WinogradOutput(_ products: UnsafePointer<Int32>, _ layout: U
                         while tx0 < upper {
                             let m = products + (row + tx0 - first)
                             func r(_ j: Int) -> Int32x8 {
-                                func at(_ xi: Int) -> Int32x8 { UnsafeRawPointer(m + xi * l.plane).loadUnaligned(as: Int32x8.self) }
+                                func at(_ xi: Int) -> Int32x8 { UnsafeRawPointer(m + xi * l.productStride).loadUnaligned(as: Int32x8.self) }
                                 return i == 0 ? at(j) &+ at(4 + j) &+ at(8 + j) : at(4 + j) &- at(8 + j) &- at(12 + j)
                             }
                             let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3))
@@ -159,7 +159,7 @@ public func avx2Int8Winograd4Output(_ products: UnsafePointer<Int32>, _ layout: 
             let compensation = Int32x8(repeating: e.compensation[f])
             let multiplier = Floatx8(repeating: e.multipliers[f]), bias = Floatx8(repeating: e.biases[f])
             let inverse9 = Int32x8(repeating: 954_437_177)  // 9 · 954,437,177 = 2 · 2³² + 1
-            let (l, products, first) = (l, products + f &* l.columns, first)
+            let (l, products, first) = (l, products + f &* l.filterStride, first)
             // The 4 output rows' values: four per tile, 32 spare for a row's last group of 8 tiles.
             let rowFloats = 4 &* l.tilesX &+ 32
             withUnsafeTemporaryAllocation(of: Float.self, capacity: 4 * rowFloats) { staged in
@@ -169,7 +169,7 @@ public func avx2Int8Winograd4Output(_ products: UnsafePointer<Int32>, _ layout: 
                     let (lower, upper) = (max(0, first &- row), min(l.tilesX, end &- row))
                     var tx0 = lower
                     while tx0 < upper {
-                        let m = UnsafeRawPointer(products + (row &+ tx0 &- first)), plane = 4 &* l.plane
+                        let m = UnsafeRawPointer(products + (row &+ tx0 &- first)), plane = 4 &* l.productStride
                         // Down the rows of M (ξ = 6i + j) for each column j: the 4 output rows' sums.
                         var columns = (Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(),
                                        Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(), Int32x8(),

@@ -232,7 +232,7 @@ extension Int8Convolution {
         let m = UnsafeRawPointer(products).assumingMemoryBound(to: Int32.self)
         // The output transform and the epilogue, filter by filter: the kernel's (`Int8Kernel.winogradOutput`).
         let transform = w.tile == 2 ? kernel.winogradOutput! : kernel.winograd4Output!
-        let layout = Int8WinogradLayout(plane: columns, columns: positions * columns, tilesX: w.tilesX, height: out.height, width: out.width)
+        let layout = Int8WinogradLayout(productStride: columns, filterStride: positions * columns, tilesX: w.tilesX, height: out.height, width: out.width)
         Parallel.forRanges(w.filters, threads: threads) { filters in
             withUnsafePointer(to: layout) { layout in
                 withUnsafePointer(to: epilogue) { e in

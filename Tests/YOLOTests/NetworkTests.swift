@@ -80,10 +80,38 @@ import YOLOTestSupport
     @Test func routeAliasesPlaceSourcesOnTheirParts() throws {
         let folder = TestPaths.fixtures + "/darknet-features/"
         let network = try Network(model: try Model(cfg: folder + "features.cfg", weights: folder + "features.weights"))
+        try Self.checkAliases(network, minimumAliases: 6, minimumRoutes: 6)
+    }
+
+    /// Ultralytics' C2f blocks split a convolution's output in two and concatenate both halves with the bottlenecks'
+    /// outputs: the convolution is computed into the concatenation's first parts (`Workspace.wholeSplit`), so the
+    /// route copies nothing, and the checks above hold (the random-weight YOLOv8 graph of the ONNX tests, whose heads
+    /// those tests compare with onnxruntime's).
+    @Test func splitSourcesComputeIntoTheirConcatenation() throws {
+        let network = try Network(model: try Model(onnx: TestPaths.fixtures + "/onnx/yolov8-tiny-random.onnx"))
+        let layers = network.layers
+        let aliases = Workspace.routeAliases(layers, skipped: [Bool](repeating: false, count: layers.count))
+        var splits = 0
+        for (index, layer) in layers.enumerated() {
+            guard let route = layer as? Route, route.groups == 1 else { continue }
+            var prefix = 0
+            for (k, shape) in route.inputShapes.enumerated() {
+                if let source = Workspace.wholeSplit(route, at: k, layers) {
+                    #expect(aliases[source]?.parent == index && aliases[source]?.offset == prefix, "route \(index), split of \(source)")
+                    splits += 1
+                }
+                prefix += shape.count
+            }
+        }
+        #expect(splits >= 4, "C2f splits found: \(splits)")
+        try Self.checkAliases(network, minimumAliases: splits, minimumRoutes: splits)
+    }
+
+    static func checkAliases(_ network: Network, minimumAliases: Int, minimumRoutes: Int) throws {
         let layers = network.layers
         let skipped = [Bool](repeating: false, count: layers.count)
         let aliases = Workspace.routeAliases(layers, skipped: skipped)
-        #expect(aliases.compactMap { $0 }.count >= 6, "views and in-place sources: \(aliases)")
+        #expect(aliases.compactMap { $0 }.count >= minimumAliases, "views and in-place sources: \(aliases)")
         for keeping in [nil, Set(network.headIndices)] {
             let (offsets, total) = Workspace.place(layers, keeping: keeping, skipped: skipped)
             var routesChecked = 0
@@ -96,10 +124,14 @@ import YOLOTestSupport
                         #expect(offsets[source] + route.groupIndex * part == offsets[index] + prefix, "route \(index), source \(source)")
                         routesChecked += 1
                     }
+                    if route.groups == 1, let split = Workspace.wholeSplit(route, at: k, layers), aliases[split]?.parent == index {
+                        #expect(offsets[split] == offsets[index] + prefix, "route \(index), split of \(split)")
+                        routesChecked += 1
+                    }
                     prefix += part
                 }
             }
-            #expect(routesChecked >= 6)
+            #expect(routesChecked >= minimumRoutes)
             // Every output inside the arena; outputs alive together overlap only along alias chains.
             var lastUse = Array(layers.indices)
             for (index, layer) in layers.enumerated() {

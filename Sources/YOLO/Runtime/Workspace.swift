@@ -191,8 +191,9 @@ import Foundation
     /// Where a layer's output lives inside another's instead of on its own: `parent`'s output, `offset`
     /// floats in. A route of one source (darknet's channel-group slice, or a plain reference) is a view of
     /// that source; each source of a concatenation (`groups` 1) that is computed by a layer of its own,
-    /// is not already placed elsewhere and appears once writes its part of the route's output directly,
-    /// and `Route.forward` then copies only the other parts. (yolov4-tiny: 11 routes, about 1 ms of copies
+    /// is not already placed elsewhere and appears once writes its part of the route's output directly, and so
+    /// does the source of views that split it whole into consecutive parts (`wholeSplit`); `Route.forward` then
+    /// copies only the other parts. (yolov4-tiny: 11 routes, about 1 ms of copies
     /// per pass at 1 thread, and a smaller workspace.) A YOLO head, which passes its input through, is a view of it
     /// too.
     static func routeAliases(_ layers: [any Layer], skipped: [Bool]) -> [(parent: Int, offset: Int)?] {
@@ -215,12 +216,27 @@ import Foundation
             var offset = 0
             for (k, source) in route.inputs.enumerated() {
                 defer { offset += route.inputShapes[k].count }
-                guard source >= 0, source < index, !skipped[source], !isView[source], aliases[source] == nil,
-                      route.inputs.firstIndex(of: source) == k else { continue }
-                aliases[source] = (index, offset)
+                let placed = source >= 0 && isView[source] ? wholeSplit(route, at: k, layers) : source
+                guard let placed, placed >= 0, placed < index, !skipped[placed], !isView[placed], aliases[placed] == nil,
+                      placed != source || route.inputs.firstIndex(of: source) == k else { continue }
+                aliases[placed] = (index, offset)
             }
         }
         return aliases
+    }
+
+    /// The layer whose output `route`'s inputs `k ..< k + g` split into all of its `g` channel groups in order (each a
+    /// route of that one source, group 0, 1, …: Ultralytics' C2f and C3k2 blocks concatenate both halves of a split
+    /// with what the bottlenecks made of one), so that it can be computed straight into those parts; nil otherwise.
+    static func wholeSplit(_ route: Route, at k: Int, _ layers: [any Layer]) -> Int? {
+        guard let first = layers[route.inputs[k]] as? Route, first.inputs.count == 1, first.groups > 1,
+              first.groupIndex == 0, k + first.groups <= route.inputs.count else { return nil }
+        let source = first.inputs[0]
+        for j in 1..<first.groups {
+            guard let view = layers[route.inputs[k + j]] as? Route, view.inputs == [source], view.groups == first.groups,
+                  view.groupIndex == j else { return nil }
+        }
+        return source
     }
 
     /// `place` for outputs of `counts` floats read by `inputs` (what a layer's `inputs` lists), with

@@ -136,7 +136,7 @@ enum LayerTestSupport {
 }
 
 /// Runs one layer on `inputs` with a fresh workspace-like set of buffers and returns its output.
-func runLayer(_ layer: any Layer, inputs: [[Float]]) -> [Float] {
+func runLayer(_ layer: any Layer, inputs: [[Float]], threads: Int = 1) -> [Float] {
     var output = [Float](repeating: .nan, count: layer.outputShape.count)
     var scratch = [Float](repeating: .nan, count: max(layer.scratchCount, 1))
     let buffers = inputs.map { values -> UnsafeMutablePointer<Float> in
@@ -149,7 +149,7 @@ func runLayer(_ layer: any Layer, inputs: [[Float]]) -> [Float] {
     pointers.withUnsafeBufferPointer { inputPointers in
         output.withUnsafeMutableBufferPointer { out in
             scratch.withUnsafeMutableBufferPointer { s in
-                layer.forward(LayerIO(inputs: inputPointers, output: out.baseAddress!, scratch: s.baseAddress!))
+                layer.forward(LayerIO(inputs: inputPointers, output: out.baseAddress!, scratch: s.baseAddress!, threads: threads))
             }
         }
     }

@@ -159,6 +159,32 @@ func referenceMaxPool(_ input: [Float], shape: Shape, size: Int, stride: Int, pa
         #expect(runLayer(layer, inputs: [va]) == Array(va[8...]))
     }
 
+    /// Copies of more than `Route.parallelBytes` are shared by the threads in blocks: the same bytes at any count,
+    /// a part not a multiple of the block included.
+    @Test(arguments: [1, 2, 3])
+    func routeCopiesLargePartsOnThreads(threads: Int) {
+        let a = Shape(channels: 3, height: 100, width: 701), b = Shape(channels: 2, height: 100, width: 701)
+        var random = SeededRandom(seed: 12)
+        let va = random.floats(a.count), vb = random.floats(b.count)
+        #expect((a.count + b.count) * 4 > Route.parallelBytes)
+        #expect(runLayer(Route(inputs: [4, 1], inputShapes: [a, b]), inputs: [va, vb], threads: threads) == va + vb)
+        let half = Route(inputs: [0], inputShapes: [Shape(channels: 6, height: 100, width: 701)], groups: 2, groupIndex: 1)
+        let whole = random.floats(6 * 100 * 701)
+        #expect(runLayer(half, inputs: [whole], threads: threads) == Array(whole[(3 * 100 * 701)...]))
+    }
+
+    /// A shortcut large enough for the threads to share (`Shortcut.pieceValues`), of a size that leaves a tail after
+    /// the 16-lane blocks: the same values as the plain sum at every thread count.
+    @Test(arguments: Activation.allCases, [1, 3])
+    func largeShortcutOnThreads(activation: Activation, threads: Int) {
+        let shape = Shape(channels: 3, height: 200, width: 229)
+        #expect(shape.count > 2 * Shortcut.pieceValues && shape.count % 16 != 0)
+        var random = SeededRandom(seed: 13)
+        let a = random.floats(shape.count), b = random.floats(shape.count)
+        let layer = Shortcut(previous: 2, from: 0, shape: shape, activation: activation)
+        #expect(runLayer(layer, inputs: [a, b], threads: threads) == zip(a, b).map { activation($0 + $1) })
+    }
+
     @Test(arguments: Activation.allCases)
     func shortcutAddsThenActivates(activation: Activation) {
         let shape = Shape(channels: 3, height: 4, width: 5)

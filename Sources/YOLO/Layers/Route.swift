@@ -30,12 +30,36 @@
 
     /// Copies each part into place, except parts already there: the workspace lets a route be a view of
     /// its one source, and lets sources write straight into the route's output (`Workspace.routeAliases`).
+    /// From `parallelBytes` on, the threads copy equal shares of the bytes (blocks of `copyBlock`).
     public func forward(_ io: LayerIO) {
+        var total = 0
+        forEachCopy(io) { _, _, bytes in total += bytes }
+        guard total > 0 else { return }
+        let block = Self.copyBlock
+        Parallel.forRanges((total + block - 1) / block, threads: total >= Self.parallelBytes ? io.threads : 1) { blocks in
+            let (start, end) = (blocks.lowerBound * block, min(total, blocks.upperBound * block))
+            var base = 0
+            forEachCopy(io) { source, destination, bytes in
+                let (low, high) = (max(start, base), min(end, base + bytes))
+                if low < high { (destination + (low - base)).copyMemory(from: source + (low - base), byteCount: high - low) }
+                base += bytes
+            }
+        }
+    }
+
+    /// Bytes of copies from which a route's threads share them (below, waking a worker costs about what it saves),
+    /// and the share's unit.
+    static let parallelBytes = 524_288
+    static let copyBlock = 4_096
+
+    /// `body(source, destination, bytes)` for each part not already in place, in order.
+    @inline(__always)
+    func forEachCopy(_ io: LayerIO, _ body: (UnsafeRawPointer, UnsafeMutableRawPointer, Int) -> Void) {
         var destination = UnsafeMutableRawPointer(io.output)
         for (k, shape) in inputShapes.enumerated() {
             let part = shape.count / groups * elementBytes
             let source = UnsafeRawPointer(io.inputs[k]) + groupIndex * part
-            if source != UnsafeRawPointer(destination) { destination.copyMemory(from: source, byteCount: part) }
+            if source != UnsafeRawPointer(destination) { body(source, destination, part) }
             destination += part
         }
     }

@@ -107,6 +107,29 @@ import YOLOTestSupport
         try Self.checkAliases(network, minimumAliases: splits, minimumRoutes: splits)
     }
 
+    /// `wholeSplit` on hand-made routes: both groups in order place their source; the network input (-1) among the
+    /// parts, groups out of order or of another source place nothing, and nothing traps.
+    @Test func wholeSplitNeedsEveryGroupInOrder() {
+        let map = Shape(channels: 4, height: 2, width: 2), half = Shape(channels: 2, height: 2, width: 2)
+        func layers(_ concatenation: [Int]) -> [any Layer] {
+            [Shortcut(previous: -1, from: -1, shape: map, activation: .linear),
+             Route(inputs: [0], inputShapes: [map], groups: 2, groupIndex: 0),
+             Route(inputs: [0], inputShapes: [map], groups: 2, groupIndex: 1),
+             Shortcut(previous: -1, from: -1, shape: map, activation: .linear),
+             Route(inputs: [3], inputShapes: [map], groups: 2, groupIndex: 1),
+             Route(inputs: concatenation, inputShapes: concatenation.map { $0 < 0 ? map : half })]
+        }
+        for (concatenation, placed) in [([1, 2, -1], [0]), ([-1, 1, 2], [0]), ([1, -1], []), ([2, 1], []), ([1, 4], []),
+                                        ([1], [])] {
+            let network = layers(concatenation)
+            let route = network[5] as! Route
+            let found = concatenation.indices.compactMap { Workspace.wholeSplit(route, at: $0, network) }
+            #expect(found == placed, "\(concatenation)")
+            let aliases = Workspace.routeAliases(network, skipped: [Bool](repeating: false, count: network.count))
+            #expect((aliases[0]?.parent == 5) == !placed.isEmpty, "\(concatenation)")
+        }
+    }
+
     static func checkAliases(_ network: Network, minimumAliases: Int, minimumRoutes: Int) throws {
         let layers = network.layers
         let skipped = [Bool](repeating: false, count: layers.count)

@@ -229,12 +229,16 @@ import Foundation
     /// route of that one source, group 0, 1, …: Ultralytics' C2f and C3k2 blocks concatenate both halves of a split
     /// with what the bottlenecks made of one), so that it can be computed straight into those parts; nil otherwise.
     static func wholeSplit(_ route: Route, at k: Int, _ layers: [any Layer]) -> Int? {
-        guard let first = layers[route.inputs[k]] as? Route, first.inputs.count == 1, first.groups > 1,
-              first.groupIndex == 0, k + first.groups <= route.inputs.count else { return nil }
+        /// Input `k + j` of the route when it is a route layer (not the network input, -1).
+        func view(_ j: Int) -> Route? {
+            let input = route.inputs[k + j]
+            return input >= 0 ? layers[input] as? Route : nil
+        }
+        guard let first = view(0), first.inputs.count == 1, first.groups > 1, first.groupIndex == 0,
+              k + first.groups <= route.inputs.count else { return nil }
         let source = first.inputs[0]
         for j in 1..<first.groups {
-            guard let view = layers[route.inputs[k + j]] as? Route, view.inputs == [source], view.groups == first.groups,
-                  view.groupIndex == j else { return nil }
+            guard let next = view(j), next.inputs == [source], next.groups == first.groups, next.groupIndex == j else { return nil }
         }
         return source
     }

@@ -80,16 +80,20 @@
             for c in channels {
                 let source = input + c * height * width
                 let destination = output + c * outH * outW
-                for y in 0..<height {
-                    let (row, line) = (source + y * width, rows + y * outW)
-                    line.initialize(repeating: lowest, count: outW)
-                    for dx in 0..<size {
-                        // Output column x reads input column x + offset + dx where that lies in the row.
-                        let shift = offset + dx
-                        let first = max(0, -shift), end = min(outW, width - shift)
-                        guard first < end else { continue }
-                        let shifted = row + shift
-                        for x in first..<end { line[x] = shifted[x] > line[x] ? shifted[x] : line[x] }
+                if outW == width {
+                    poolRowsOfPlane(source, into: rows, lowest: lowest)
+                } else {
+                    for y in 0..<height {
+                        let (row, line) = (source + y * width, rows + y * outW)
+                        line.initialize(repeating: lowest, count: outW)
+                        for dx in 0..<size {
+                            // Output column x reads input column x + offset + dx where that lies in the row.
+                            let shift = offset + dx
+                            let first = max(0, -shift), end = min(outW, width - shift)
+                            guard first < end else { continue }
+                            let shifted = row + shift
+                            for x in first..<end { line[x] = shifted[x] > line[x] ? shifted[x] : line[x] }
+                        }
                     }
                 }
                 // Output row oy reads scratch row oy + offset + dy: rows are contiguous, so one loop per dy over
@@ -104,6 +108,37 @@
                 }
             }
         }
+    }
+
+    /// The row pass of `poolSeparably` when the output is as wide as the input (darknet's default padding; SPPF's
+    /// 5×5 pools): each shift of the window is one loop over the whole plane, as if its rows were one, where a loop
+    /// per row is mostly overhead on short rows (SPPF pools 20×20 maps). A shift that reaches past a row's end reads
+    /// the next or the previous row there, so the first `−offset` and the last `size − 1 + offset` columns are then
+    /// recomputed, column by column, from their windows clipped to the row.
+    func poolRowsOfPlane<Element: Comparable>(_ source: UnsafePointer<Element>, into rows: UnsafeMutablePointer<Element>,
+                                              lowest: Element) {
+        let (height, width) = (inputShape.height, inputShape.width)
+        let count = height * width
+        rows.initialize(repeating: lowest, count: count)
+        for dx in 0..<size {
+            let shift = offset + dx
+            let first = max(0, -shift), end = count - max(0, shift)
+            guard first < end else { continue }
+            let shifted = source + shift
+            for i in first..<end { rows[i] = shifted[i] > rows[i] ? shifted[i] : rows[i] }
+        }
+        let left = min(width, -offset), right = max(left, width - (size - 1 + offset))
+        func clipped(_ x: Int) {
+            let (first, end) = (max(0, x + offset), min(width, x + offset + size))
+            for y in 0..<height {
+                let row = source + y * width
+                var best = lowest
+                for u in first..<end where row[u] > best { best = row[u] }
+                rows[y * width + x] = best
+            }
+        }
+        for x in 0..<left { clipped(x) }
+        for x in right..<width { clipped(x) }
     }
 
     /// A 2×2 stride-2 pool with no offset over a map of even height and width: every window lies inside.

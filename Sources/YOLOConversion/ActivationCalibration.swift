@@ -10,10 +10,12 @@ enum ActivationCalibration {
     /// Clipping values tried per side of a search round.
     static let candidates = 256
 
-    /// For each layer, the group of tensors that must share one quantization (nil for outputs never stored
-    /// as u8: heads, shortcuts): a max-pool, an upsample by scale 1 and a route (a view, or a concatenation,
-    /// whose parts are the sources' own outputs) pass codes through, so they and their sources form one group,
-    /// named by its smallest layer index.
+    /// For each layer, the group of tensors that must share one quantization (nil for the heads' outputs, which
+    /// no layer quantizes): a max-pool, an upsample by scale 1 and a route (a view, or a concatenation, whose
+    /// parts are the sources' own outputs) pass codes through, so they and their sources form one group, named
+    /// by its smallest layer index. Every other layer (`isProducer`) starts a group of its own: a convolution,
+    /// and the float layers an int8 convolution may read and quantize (a shortcut, an attention block, an
+    /// upsample that scales).
     static func groups(_ description: ModelDescription, geometry: [LayerGeometry]) -> [Int?] {
         var parent = Array(description.layers.indices)
         func find(_ i: Int) -> Int {
@@ -23,15 +25,10 @@ enum ActivationCalibration {
         }
         var quantizable = [Bool](repeating: true, count: description.layers.count)
         for (index, spec) in description.layers.enumerated() {
-            switch spec {
-            case .maxPool, .route:
-                for source in geometry[index].inputs where source >= 0 { parent[find(source)] = find(index) }
-            case .upsample(let s) where s.scale == 1:
-                for source in geometry[index].inputs where source >= 0 { parent[find(source)] = find(index) }
-            case .convolution:
-                break
-            default:
+            if case .yolo = spec {
                 quantizable[index] = false
+            } else if !isProducer(spec) {
+                for source in geometry[index].inputs where source >= 0 { parent[find(source)] = find(index) }
             }
         }
         var names: [Int: Int] = [:]
@@ -39,16 +36,25 @@ enum ActivationCalibration {
         return description.layers.indices.map { quantizable[$0] ? names[find($0)] : nil }
     }
 
-    /// The quantization of every group whose values come from a convolution, from the float model `model` on
-    /// `inputs`: one pass for each group's range; for `.mse` one more for its histogram, then
+    /// True when a layer's outputs are values of its own, false for a head and for the layers that pass their
+    /// sources' values through (max-pool, route, upsample by scale 1), whose ranges are their sources'.
+    static func isProducer(_ spec: LayerSpec) -> Bool {
+        switch spec {
+        case .convolution, .shortcut, .attention: return true
+        case .upsample(let s): return s.scale != 1
+        case .maxPool, .route, .yolo: return false
+        }
+    }
+
+    /// The quantization of every group, from the values of its producers (`isProducer`) in the float model
+    /// `model` on `inputs`: one pass for each group's range; for `.mse` one more for its histogram, then
     /// `best(histogram:low:high:)`.
     ///
     /// - Throws: `YOLOError` when an input does not fit the network.
     static func quantizations(model: Model, inputs: [Tensor], groups: [Int?],
                               range: Int8ActivationRange) throws -> [Int: ActivationQuantization] {
         let producers = model.description.layers.indices.filter {
-            if case .convolution = model.description.layers[$0], groups[$0] != nil { return true }
-            return false
+            groups[$0] != nil && isProducer(model.description.layers[$0])
         }
         var ranges: [Int: (low: Float, high: Float)] = [:]
         try forEachOutput(model: model, inputs: inputs, layers: producers) { layer, values in

@@ -88,7 +88,7 @@ enum ChannelEqualization {
         let groups = ActivationCalibration.groups(description, geometry: geometry)
         var producersInGroup: [Int: Int] = [:]
         for index in description.layers.indices {
-            if case .convolution = description.layers[index], let group = groups[index] { producersInGroup[group, default: 0] += 1 }
+            if ActivationCalibration.isProducer(description.layers[index]), let group = groups[index] { producersInGroup[group, default: 0] += 1 }
         }
         let (width, height) = (description.inputShape.width, description.inputShape.height)
         let positions = inputs.reduce(0.0) { total, input in

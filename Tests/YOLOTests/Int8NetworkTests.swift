@@ -74,6 +74,33 @@ import YOLOTestSupport
         #expect(checked > 0)
     }
 
+    /// Each int8 layer's input quantization covers what it reads on the calibration input, whatever made those
+    /// values: here layer 9 reads the max-pool of a shortcut (`ONNXImportTests` checks concatenations with
+    /// shortcuts in them).
+    @Test func inputRangesCoverWhatEachLayerReads() throws {
+        let (float, model, input) = try Self.models()
+        #expect(try Self.uncoveredInputs(float: float, int8: model, input: input) == [])
+    }
+
+    /// The int8 layers of `int8` whose input quantization does not cover, within half a step, the values their
+    /// input takes in the float model `float` on `input` (one line each; empty when all do).
+    static func uncoveredInputs(float: Model, int8: Model, input: Tensor) throws -> [String] {
+        let network = try Network(model: float, threads: 1, int8Kernel: nil)
+        let workspace = Workspace(for: network)
+        _ = try network.forward(input, workspace: workspace)
+        let geometry = try float.description.geometry(width: input.shape.width, height: input.shape.height)
+        #expect(!int8.int8Convolutions.isEmpty)
+        return int8.int8Convolutions.keys.sorted().compactMap { index in
+            let source = geometry[index].inputs[0]
+            guard source >= 0 else { return nil }
+            let values = workspace.output(of: source)
+            let (low, high) = (values.min()!, values.max()!)
+            let q = int8.int8Convolutions[index]!.input
+            let covered = q.value(0) <= min(low, 0) + q.scale / 2 && q.value(255) >= max(high, 0) - q.scale / 2
+            return covered ? nil : "layer \(index) reads layer \(source): [\(low), \(high)] outside \(q)"
+        }
+    }
+
     @Test func modelFilesKeepEveryInt8Value() throws {
         let (_, model, _) = try Self.models()
         let decoded = try Model(modelFileData: ModelFile.encode(model), path: "int8.yolo")

@@ -198,6 +198,19 @@ import YOLOTestSupport
         #expect(int8Heads.count == 3 && int8Heads.allSatisfy { $0.values.allSatisfy(\.isFinite) })
     }
 
+    /// Calibrated to int8 on its input blob, every int8 layer's input quantization covers what the layer reads
+    /// there: the C2f blocks concatenate a split convolution with a shortcut, whose values (one tensor plus
+    /// another) reach past the convolution's, and the convolution after the concatenation quantizes them all.
+    @Test func int8InputRangesCoverConcatenatedShortcuts() throws {
+        let model = try Model(onnx: Self.tiny)
+        let input = try Tensor.readNumPy(Self.folder + "/input.npy")
+        let blob = Tensor(shape: try Network(model: model).inputShape, values: input.values)
+        #expect(model.description.layers.contains { if case .shortcut = $0 { return true }; return false })
+        let (int8, _) = try ModelConverter.convertInt8(model, settings: Int8ConversionSettings(sensitivityShare: nil),
+                                                       calibration: [blob])
+        #expect(try Int8NetworkTests.uncoveredInputs(float: model, int8: int8, input: blob) == [])
+    }
+
     /// An unsupported operator fails with one line naming the node and the operator.
     @Test func unsupportedOperatorNamesTheNode() throws {
         #expect {

@@ -3,8 +3,7 @@
 /// (x = n·ln 2 + r, 2ⁿ built in the exponent field, x clamped to [−87, 88] first) with every multiply-add fused,
 /// and a shorter polynomial for e^r: `1 + r + r²·p(r)` with `p` of degree 3, fitted for the smallest largest
 /// relative error on |r| ≤ ln 2 / 2 (Cephes' `p`, of degree 5, in the shared form). The SiLU stores of the int8
-/// kernels and of the float tiles spend most of their time in this chain; the two multiply-adds less took 1.5–2 %
-/// off YOLOv8 int8 passes. The AVX2 family's `fusedExponential` is the same sequence on 8 lanes. Every form rounds
+/// kernels and of the float tiles spend most of their time in this chain. The AVX2 family's `fusedExponential` is the same sequence on 8 lanes. Every form rounds
 /// the same operations in the same order, so for finite x they agree bit for bit (a NaN stays NaN here; the AVX2
 /// form's clamp makes it −87). Within 3 ulp of e^x (1.7·10⁻⁷ relative; the kernel tests bound swish and logistic
 /// against their double-precision definitions).

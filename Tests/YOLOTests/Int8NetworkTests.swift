@@ -67,8 +67,7 @@ import YOLOTestSupport
             guard let q = p.output else { continue }
             let values = workspace.output(of: index)
             let (low, high) = (values.min()!, values.max()!)
-            #expect(q.value(0) <= min(low, 0) + q.scale / 2 && q.value(255) >= max(high, 0) - q.scale / 2,
-                    "layer \(index): [\(low), \(high)] within \(q)")
+            #expect(Self.covers(q, low, high), "layer \(index): [\(low), \(high)] within \(q)")
             checked += 1
         }
         #expect(checked > 0)
@@ -96,9 +95,14 @@ import YOLOTestSupport
             let values = workspace.output(of: source)
             let (low, high) = (values.min()!, values.max()!)
             let q = int8.int8Convolutions[index]!.input
-            let covered = q.value(0) <= min(low, 0) + q.scale / 2 && q.value(255) >= max(high, 0) - q.scale / 2
-            return covered ? nil : "layer \(index) reads layer \(source): [\(low), \(high)] outside \(q)"
+            return covers(q, low, high) ? nil : "layer \(index) reads layer \(source): [\(low), \(high)] outside \(q)"
         }
+    }
+
+    /// True when `q`'s codes reach `low` and `high` (and 0) within the half step that rounding the zero point to
+    /// a code moves the range.
+    static func covers(_ q: ActivationQuantization, _ low: Float, _ high: Float) -> Bool {
+        q.value(0) <= min(low, 0) + q.scale / 2 && q.value(255) >= max(high, 0) - q.scale / 2
     }
 
     @Test func modelFilesKeepEveryInt8Value() throws {

@@ -81,37 +81,37 @@ func fused(_ a: Floatx8, _ b: Floatx8, _ c: Floatx8) -> Floatx8 {
     return result
 }
 
-/// e^x on 8 lanes: `FusedExponential.lanes` (`Activation.exponential`'s method with every multiply-add fused and a
-/// degree-3 `p`) with the clamp as `vmaxps`/`vminps`: 15 instructions where the shared form, which keeps the scalar
-/// form's bits without fused multiply-adds, takes 35. So not bit-identical to the shared form, but to
-/// `FusedExponential`'s for finite x; within 3 ulp of e^x (the kernel tests bound swish and logistic against their
-/// double-precision definitions).
+/// 1 + e^−x on 8 lanes: `FusedExponential.onePlusExpNegated` (`Activation.exponential`'s method with every
+/// multiply-add fused, a degree-3 `p` and a short dependency chain) with the clamp as `vmaxps`/`vminps`: 17
+/// instructions where the shared form, which keeps the scalar form's bits without fused multiply-adds, takes 35. So
+/// not bit-identical to the shared form, but to `FusedExponential`'s for finite x; e^−x within 3 ulp (the kernel
+/// tests bound swish and logistic against their double-precision definitions).
 @_transparent
-func fusedExponential(_ x: Floatx8) -> Floatx8 {
-    let low = Floatx8(repeating: -87), high = Floatx8(repeating: 88)
+func fusedOnePlusExpNegated(_ x: Floatx8) -> Floatx8 {
+    let low = Floatx8(repeating: -88), high = Floatx8(repeating: 87)
     var x = x
     x._storage._value = Builtin.int_x86_avx_min_ps_256(Builtin.int_x86_avx_max_ps_256(x._storage._value, low._storage._value),
                                                        high._storage._value)
     let magic = Floatx8(repeating: 12_582_912)
-    let t = fused(x, Floatx8(repeating: 1.442_695_04), magic)
+    let t = fused(x, Floatx8(repeating: -1.442_695_04), magic)
     let n = t - magic
-    let r = fused(n, Floatx8(repeating: 2.121_944_4e-4), fused(n, Floatx8(repeating: -0.693_359_375), x))
-    var p = fused(Floatx8(repeating: 8.312_525_2e-3), r, Floatx8(repeating: 4.189_011_5e-2))
-    p = fused(p, r, Floatx8(repeating: 1.666_711_4e-1))
-    p = fused(p, r, Floatx8(repeating: 4.999_923_1e-1))
-    let y = fused(p, r * r, r) + 1
+    let r = fused(n, Floatx8(repeating: 2.121_944_4e-4), fused(n, Floatx8(repeating: -0.693_359_375), -x))
+    let r2 = r * r
+    let low1 = fused(Floatx8(repeating: 1.666_711_4e-1), r, Floatx8(repeating: 4.999_923_1e-1))
+    let high1 = fused(Floatx8(repeating: 8.312_525_2e-3), r, Floatx8(repeating: 4.189_011_5e-2))
+    let y = fused(fused(high1, r2, low1), r2, r + 1)
     let bias = Int32x8(repeating: Int32(bitPattern: Float(12_582_912).bitPattern) &- 127)
     let exponent = (unsafeBitCast(t, to: Int32x8.self) &- bias) &<< 23
-    return y * unsafeBitCast(exponent, to: Floatx8.self)
+    return fused(y, unsafeBitCast(exponent, to: Floatx8.self), Floatx8(repeating: 1))
 }
 
-/// Logistic on `fusedExponential`.
+/// Logistic on `fusedOnePlusExpNegated`.
 @_transparent
-func fusedLogistic(_ x: Floatx8) -> Floatx8 { 1 / (1 + fusedExponential(-x)) }
+func fusedLogistic(_ x: Floatx8) -> Floatx8 { 1 / fusedOnePlusExpNegated(x) }
 
-/// Swish (SiLU) on `fusedExponential`.
+/// Swish (SiLU) on `fusedOnePlusExpNegated`.
 @_transparent
-func fusedSwish(_ x: Floatx8) -> Floatx8 { x / (1 + fusedExponential(-x)) }
+func fusedSwish(_ x: Floatx8) -> Floatx8 { x / fusedOnePlusExpNegated(x) }
 
 /// An activation of one vector, for generic code that must inline it (`AVX2Tile.activate`).
 protocol TileActivation {

@@ -172,7 +172,7 @@ enum AVX2Tile {
 
     /// The transcendental activations (logistic, swish, mish) on the tile's stored rows, out of line: inlined into
     /// each row's store of all nine specializations of `tile`, the exponential's copies make this module take many
-    /// minutes to optimize. Logistic and swish use the fused-multiply-add exponential (`fusedExponential`).
+    /// minutes to optimize. Logistic and swish use the fused-multiply-add exponential (`fusedOnePlusExpNegated`).
     @inline(never)
     static func activate(_ c: UnsafeMutablePointer<Float>, _ ldc: Int, _ rows: Int, _ activation: Activation) {
         switch activation {

@@ -49,7 +49,7 @@ public func avx2WinogradFiltersOutput(_ m: Int, _ mm: UnsafePointer<Float>, _ pl
     #endif
 }
 
-/// Logistic and swish on `fusedExponential` (two 8-lane halves), the other activations as `Activation` applies them.
+/// Logistic and swish on `fusedOnePlusExpNegated` (two 8-lane halves), the other activations as `Activation` applies them.
 enum FusedActivation: WideActivation {
     @_transparent
     static func apply(_ activation: Activation, _ x: WinogradTiles.Wide) -> WinogradTiles.Wide {

@@ -82,7 +82,7 @@ func fused(_ a: Floatx8, _ b: Floatx8, _ c: Floatx8) -> Floatx8 {
 }
 
 /// 1 + e^−x on 8 lanes: `FusedExponential.onePlusExpNegated` (`Activation.exponential`'s method with every
-/// multiply-add fused, a degree-3 `p` and a short dependency chain) with the clamp as `vmaxps`/`vminps`: 17
+/// multiply-add fused, a degree-3 `p` in two halves) with the clamp as `vmaxps`/`vminps`: 17
 /// instructions where the shared form, which keeps the scalar form's bits without fused multiply-adds, takes 35. So
 /// not bit-identical to the shared form, but to `FusedExponential`'s for finite x; e^−x within 3 ulp (the kernel
 /// tests bound swish and logistic against their double-precision definitions).

@@ -49,6 +49,11 @@ import YOLOTestSupport
         // large map, the filters of a small map with many filters.
         #expect(ConvolutionPlanner.gemmBandRows(Self.layer(3, 416, 416, filters: 16)) != nil)
         #expect(ConvolutionPlanner.gemmBandRows(Self.layer(64, 52, 52, filters: 128, size: 1)) == nil)
+        // Weights of 288 KB: bands when the whole map's columns would take 14.7 MB (fall v8s's layer 10), the whole
+        // map when they take 3.7 MB; weights beyond L2 never go by bands.
+        #expect(ConvolutionPlanner.gemmBandRows(Self.layer(64, 160, 160, filters: 128, stride: 2)) != nil)
+        #expect(ConvolutionPlanner.gemmBandRows(Self.layer(64, 80, 80, filters: 128, stride: 2)) == nil)
+        #expect(ConvolutionPlanner.gemmBandRows(Self.layer(128, 320, 320, filters: 256, stride: 2)) == nil)
         func grid(_ plan: ConvolutionPlan) -> (Int, Int)? {
             if case .gemm(let split) = plan.algorithm { return (split.filters, split.columns) }
             return nil

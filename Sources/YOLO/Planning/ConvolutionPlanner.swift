@@ -145,13 +145,29 @@ import YOLOKernels
     }
 
     /// Output rows per band for the banded GEMM path, nil when the whole map is one product: bands of about
-    /// 256 KB of unfolded columns (they stay in L2), only for small filters (the weights are read once per
-    /// band) and maps tall enough for two bands or more.
+    /// 256 KB of unfolded columns (they stay in L2), only for maps tall enough for two bands or more, and
+    /// only for small filters (the weights are read once per band): at most 256 KB of them; or, when the
+    /// whole map's unfolded columns would take `wholeColumnsFloats` or more, as many as fit in L2 beside a
+    /// band (`GEMM.l2Floats`). Such a map's columns, written out whole and read back, go through L3 and
+    /// memory, which costs more than reading larger weights again from L2 for each band: fall v8s's layer 10
+    /// (3×3/2, 64 → 128 channels, 288 KB of weights, 14.7 MB of columns) took 11.4 ms whole and 9.2 by bands
+    /// (Zen 4, `yolo bench --layers --threads 1`), while its 40×40 layer of the same weights (3.7 MB of columns)
+    /// took 5.3 whole and 5.9 by bands, and weights beyond L2 (its 1.2 MB layer 22) lose by bands too.
     static func gemmBandRows(_ layer: Layer) -> Int? {
-        guard !layer.isPointwise, layer.filters * layer.patchLength <= 65_536 else { return nil }
-        let rows = max(1, 65_536 / max(1, layer.patchLength * layer.output.width))
+        let weights = layer.filters * layer.patchLength
+        let wholeColumns = layer.patchLength * layer.output.planeCount
+        guard !layer.isPointwise,
+              weights <= bandFloats || (wholeColumns >= wholeColumnsFloats && weights <= GEMM.l2Floats - bandFloats)
+        else { return nil }
+        let rows = max(1, bandFloats / max(1, layer.patchLength * layer.output.width))
         return layer.output.height >= 2 * rows ? rows : nil
     }
+
+    /// Floats of unfolded columns a band of the banded GEMM path may take (256 KB).
+    static let bandFloats = 65_536
+    /// Unfolded columns (floats) from which a whole-map product costs more than bands with larger weights (8 MB:
+    /// a quarter of the 32 MB L3 the Zen 4 hosts share).
+    static let wholeColumnsFloats = 2_097_152
 
     /// Bytes of unfolded u8 columns an int8 band may take (they stay in L2 while every filter multiplies them).
     static let int8BandBytes = 262_144

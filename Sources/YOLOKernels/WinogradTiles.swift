@@ -1,10 +1,10 @@
-/// The Winograd F(m×m, 3×3) tile transforms (m = 2 or 4) of the fast paths, written once here and
+/// The Winograd F(m×m, 3×3) tile transforms (m = 2 or 4; m = 6 for rows of tiles) of the fast paths, written once here and
 /// compiled into each ISA kernel family (`YOLOKernelsAVX2`, `YOLOKernelsAVX512`) through that family's
 /// `WinogradKernels` entry points. Everything here is inlined into those entry points: the engine's
 /// own module is compiled for the baseline ISA (SSE2), where these vector loops would run on 128-bit
 /// registers with spills.
 ///
-/// Interpolation points 0, ±1 (m = 2); 0, ±1, ±2 and ∞ (m = 4): input tile `Bᵀ d B` (α = m + 2),
+/// Interpolation points 0, ±1 (m = 2); 0, ±1, ±2 and ∞ (m = 4); 0, ±1, ±2, ±½ and ∞ (m = 6): input tile `Bᵀ d B` (α = m + 2),
 /// output tile `Aᵀ M A`. The matrices themselves (and the filter transform) live with the engine
 /// (`WinogradTransform`); these are the same 1-D transforms on vectors whose lanes are independent
 /// tiles or filters.
@@ -274,6 +274,151 @@ public enum WinogradTiles {
         }
     }
 
+    // MARK: - F(6×6, 3×3): rows of 16 tiles only
+
+    /// `Bᵀ` of F(6×6, 3×3) on one column of eight values in registers. The one place its arithmetic is written.
+    @inlinable @inline(__always)
+    public static func inputTransform6<V: SIMD>(_ d: (V, V, V, V, V, V, V, V)) -> (V, V, V, V, V, V, V, V)
+        where V.Scalar == Float {
+        let t1 = d.2 + d.6 - d.4 * 4.25, t2 = d.1 + d.5 - d.3 * 4.25
+        let t3 = d.6 + d.2 * 0.25 - d.4 * 1.25, t4 = d.1 * 0.5 - d.3 * 2.5 + d.5 * 2
+        let t5 = d.6 + (d.2 - d.4 * 1.25) * 4, t6 = d.1 * 2 - d.3 * 2.5 + d.5 * 0.5
+        return (d.0 - d.6 + (d.4 - d.2) * 5.25, t1 + t2, t1 - t2, t3 + t4, t3 - t4, t5 + t6, t5 - t6,
+                d.7 - d.1 + (d.3 - d.5) * 5.25)
+    }
+
+    /// `Aᵀ` of F(6×6, 3×3) on one column of eight values in registers. The one place its arithmetic is written.
+    @inlinable @inline(__always)
+    public static func outputTransform6<V: SIMD>(_ s: (V, V, V, V, V, V, V, V)) -> (V, V, V, V, V, V)
+        where V.Scalar == Float {
+        let a = s.1 + s.2, b = s.1 - s.2, c = s.3 + s.4, e = s.3 - s.4, f = s.5 + s.6, h = s.5 - s.6
+        return (s.0 + a + c + f, b + e * 2 + h * 0.5, a + c * 4 + f * 0.25, b + e * 8 + h * 0.125,
+                a + c * 16 + f * 0.0625, b + e * 32 + h * 0.03125 + s.7)
+    }
+
+    /// `rowsInput` for m = 6 (α = 8).
+    @inlinable @inline(__always)
+    public static func rowsInput6(source: UnsafePointer<Float>, pw: Int, phase: Int, target: UnsafeMutablePointer<Float>,
+                                  planeStride: Int, valid: Int, buffer: UnsafeMutablePointer<Wide>) {
+        let rows = buffer      // d B, row by row (64 vectors)
+        for i in 0..<8 {
+            let row = source + i * pw
+            @inline(__always) func load(_ j: Int) -> Wide {
+                UnsafeRawPointer(row + (j % 6) * phase + j / 6).loadUnaligned(as: Wide.self)
+            }
+            let r = inputTransform6((load(0), load(1), load(2), load(3), load(4), load(5), load(6), load(7)))
+            let o = rows + i * 8
+            (o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7]) = r
+        }
+        // Bᵀ along each column j gives V's values ξ = l·8 + j, stored as they come.
+        for j in 0..<8 {
+            let c = rows + j
+            let r = inputTransform6((c[0], c[8], c[16], c[24], c[32], c[40], c[48], c[56]))
+            store(r.0, to: target + j * planeStride, count: valid)
+            store(r.1, to: target + (8 + j) * planeStride, count: valid)
+            store(r.2, to: target + (16 + j) * planeStride, count: valid)
+            store(r.3, to: target + (24 + j) * planeStride, count: valid)
+            store(r.4, to: target + (32 + j) * planeStride, count: valid)
+            store(r.5, to: target + (40 + j) * planeStride, count: valid)
+            store(r.6, to: target + (48 + j) * planeStride, count: valid)
+            store(r.7, to: target + (56 + j) * planeStride, count: valid)
+        }
+    }
+
+    /// `rowsOutput` for m = 6: runs of 96 floats. `buffer`: 2·64 + 6 vectors.
+    @_transparent
+    public static func rowsOutput6<L: WideActivation>(mm: UnsafePointer<Float>, planeStride: Int, bias: Float,
+                                                      activation: Activation, _ lanes: L.Type, target: UnsafeMutablePointer<Float>,
+                                                      width: Int, rows: Int, count: Int, buffer: UnsafeMutablePointer<Wide>) {
+        let temp = buffer      // Aᵀ M: 6×8
+        for j in 0..<8 {
+            @inline(__always) func value(_ i: Int) -> Wide {
+                UnsafeRawPointer(mm + (i * 8 + j) * planeStride).loadUnaligned(as: Wide.self)
+            }
+            let o = outputTransform6((value(0), value(1), value(2), value(3), value(4), value(5), value(6), value(7)))
+            (temp[j], temp[8 + j], temp[16 + j], temp[24 + j], temp[32 + j], temp[40 + j]) = o
+        }
+        let biasVector = Wide(repeating: bias)
+        let full = count == 96
+        let run = UnsafeMutableRawPointer(buffer + 128).assumingMemoryBound(to: Float.self)
+        for i in 0..<rows {
+            let t = temp + i * 8
+            let y = outputTransform6((t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]))
+            let a = (L.apply(activation, y.0 + biasVector), L.apply(activation, y.1 + biasVector),
+                     L.apply(activation, y.2 + biasVector), L.apply(activation, y.3 + biasVector),
+                     L.apply(activation, y.4 + biasVector), L.apply(activation, y.5 + biasVector))
+            let rowTarget = target + i * width
+            let whole = full || i < rows - 1
+            storeInterleaved6(a, to: UnsafeMutableRawPointer(whole ? rowTarget : run))
+            if !whole { rowTarget.update(from: run, count: count) }
+        }
+    }
+
+    /// Stores the 96 values of `y` tile by tile: `y.0[t], y.1[t], …, y.5[t]` for lane t = 0, then lane 1, … (an output
+    /// row's 16 runs of 6). Each half of 8 tiles is transposed in registers (`columns`), and each tile's column is
+    /// stored as 8 floats, its last two overwritten by the next tile's store; the last tile stores only its 6.
+    @inlinable @inline(__always)
+    public static func storeInterleaved6(_ y: (Wide, Wide, Wide, Wide, Wide, Wide), to raw: UnsafeMutableRawPointer) {
+        let low = columns(y.0.lowHalf, y.1.lowHalf, y.2.lowHalf, y.3.lowHalf, y.4.lowHalf, y.5.lowHalf)
+        let high = columns(y.0.highHalf, y.1.highHalf, y.2.highHalf, y.3.highHalf, y.4.highHalf, y.5.highHalf)
+        @inline(__always) func put(_ column: Lane, _ tile: Int) {
+            raw.storeBytes(of: column, toByteOffset: tile * 24, as: Lane.self)
+        }
+        put(low.0, 0); put(low.1, 1); put(low.2, 2); put(low.3, 3); put(low.4, 4); put(low.5, 5); put(low.6, 6); put(low.7, 7)
+        put(high.0, 8); put(high.1, 9); put(high.2, 10); put(high.3, 11); put(high.4, 12); put(high.5, 13); put(high.6, 14)
+        raw.storeBytes(of: high.7.lowHalf, toByteOffset: 15 * 24, as: SIMD4<Float>.self)
+        raw.storeBytes(of: SIMD2(high.7[4], high.7[5]), toByteOffset: 15 * 24 + 16, as: SIMD2<Float>.self)
+    }
+
+    /// `padByPhase` for m = 6: 48 values at a time from an x with (x + 1) mod 6 == 0 are 8 values of each phase
+    /// (then 24 values, 4 of each).
+    @inlinable @inline(__always)
+    public static func padByPhase6(channel: UnsafePointer<Float>, height: Int, width: Int, first: Int, count: Int,
+                                   pw: Int, phase: Int, target: UnsafeMutablePointer<Float>) {
+        for padded in first ..< first + count {
+            let row = target + (padded - first) * pw
+            let y = padded - 1   // padded row 0 is the top padding
+            guard y >= 0 && y < height else { continue }
+            let values = channel + y * width
+            var x = 0
+            while x < min(5, width) { row[((x + 1) % 6) * phase + (x + 1) / 6] = values[x]; x += 1 }
+            while x + 48 <= width {
+                let a = UnsafeRawPointer(values + x).loadUnaligned(as: Wide.self)
+                let b = UnsafeRawPointer(values + x + 16).loadUnaligned(as: Wide.self)
+                let c = UnsafeRawPointer(values + x + 32).loadUnaligned(as: Wide.self)
+                let index = (x + 1) / 6
+                    UnsafeMutableRawPointer(row + index).storeBytes(of: SIMD8<Float>(a[0], a[6], a[12], b[2], b[8], b[14], c[4], c[10]), as: SIMD8<Float>.self)
+                    UnsafeMutableRawPointer(row + 1 * phase + index).storeBytes(of: SIMD8<Float>(a[1], a[7], a[13], b[3], b[9], b[15], c[5], c[11]), as: SIMD8<Float>.self)
+                    UnsafeMutableRawPointer(row + 2 * phase + index).storeBytes(of: SIMD8<Float>(a[2], a[8], a[14], b[4], b[10], c[0], c[6], c[12]), as: SIMD8<Float>.self)
+                    UnsafeMutableRawPointer(row + 3 * phase + index).storeBytes(of: SIMD8<Float>(a[3], a[9], a[15], b[5], b[11], c[1], c[7], c[13]), as: SIMD8<Float>.self)
+                    UnsafeMutableRawPointer(row + 4 * phase + index).storeBytes(of: SIMD8<Float>(a[4], a[10], b[0], b[6], b[12], c[2], c[8], c[14]), as: SIMD8<Float>.self)
+                    UnsafeMutableRawPointer(row + 5 * phase + index).storeBytes(of: SIMD8<Float>(a[5], a[11], b[1], b[7], b[13], c[3], c[9], c[15]), as: SIMD8<Float>.self)
+                x += 48
+            }
+            if x + 24 <= width {
+                let a = UnsafeRawPointer(values + x).loadUnaligned(as: Wide.self)
+                let b = SIMD16<Float>(lowHalf: UnsafeRawPointer(values + x + 16).loadUnaligned(as: SIMD8<Float>.self),
+                                      highHalf: .zero)
+                let index = (x + 1) / 6
+                UnsafeMutableRawPointer(row + index).storeBytes(of: SIMD4<Float>(a[0], a[6], a[12], b[2]), as: SIMD4<Float>.self)
+                UnsafeMutableRawPointer(row + 1 * phase + index).storeBytes(of: SIMD4<Float>(a[1], a[7], a[13], b[3]), as: SIMD4<Float>.self)
+                UnsafeMutableRawPointer(row + 2 * phase + index).storeBytes(of: SIMD4<Float>(a[2], a[8], a[14], b[4]), as: SIMD4<Float>.self)
+                UnsafeMutableRawPointer(row + 3 * phase + index).storeBytes(of: SIMD4<Float>(a[3], a[9], a[15], b[5]), as: SIMD4<Float>.self)
+                UnsafeMutableRawPointer(row + 4 * phase + index).storeBytes(of: SIMD4<Float>(a[4], a[10], b[0], b[6]), as: SIMD4<Float>.self)
+                UnsafeMutableRawPointer(row + 5 * phase + index).storeBytes(of: SIMD4<Float>(a[5], a[11], b[1], b[7]), as: SIMD4<Float>.self)
+                x += 24
+            }
+            // The last few: phase and index counted on, not divided out.
+            var (cellPhase, index) = ((x + 1) % 6, (x + 1) / 6)
+            while x < width {
+                row[cellPhase * phase + index] = values[x]
+                x += 1
+                cellPhase += 1
+                if cellPhase == 6 { cellPhase = 0; index += 1 }
+            }
+        }
+    }
+
     // MARK: - Transposed products (the engine's `transposed` plans)
 
     /// `Bᵀ d B` for 8 tiles of one channel, lanes = tiles: tile `lane` starts at `plane + offsets[lane]`
@@ -315,12 +460,20 @@ public enum WinogradTiles {
         inputTile(m: m, buffer)
     }
 
-    /// Columns 0 … 5 of the 8 × 8 matrix whose rows are `r0 … r5` and two zero rows: column j holds
-    /// `r0[j], …, r5[j], 0, 0` (lane permutations written out so they compile to unpack, shuffle and
-    /// 128-bit lane moves).
+    /// Columns 0 … 5 of the 8 × 8 matrix whose rows are `r0 … r5` and two zero rows (`columns`).
     @inlinable @inline(__always)
     public static func transposed(_ r0: Lane, _ r1: Lane, _ r2: Lane, _ r3: Lane, _ r4: Lane, _ r5: Lane)
         -> (Lane, Lane, Lane, Lane, Lane, Lane) {
+        let c = columns(r0, r1, r2, r3, r4, r5)
+        return (c.0, c.1, c.2, c.3, c.4, c.5)
+    }
+
+    /// The 8 columns of the 8 × 8 matrix whose rows are `r0 … r5` and two zero rows: column j holds
+    /// `r0[j], …, r5[j], 0, 0` (lane permutations written out so they compile to unpack, shuffle and
+    /// 128-bit lane moves).
+    @inlinable @inline(__always)
+    public static func columns(_ r0: Lane, _ r1: Lane, _ r2: Lane, _ r3: Lane, _ r4: Lane, _ r5: Lane)
+        -> (Lane, Lane, Lane, Lane, Lane, Lane, Lane, Lane) {
         @inline(__always) func low(_ a: Lane, _ b: Lane) -> Lane { Lane(a[0], b[0], a[1], b[1], a[4], b[4], a[5], b[5]) }
         @inline(__always) func high(_ a: Lane, _ b: Lane) -> Lane { Lane(a[2], b[2], a[3], b[3], a[6], b[6], a[7], b[7]) }
         @inline(__always) func even(_ a: Lane, _ b: Lane) -> Lane { Lane(a[0], a[1], b[0], b[1], a[4], a[5], b[4], b[5]) }
@@ -333,7 +486,8 @@ public enum WinogradTiles {
         let (s4, s5, s6, s7) = (even(t4, zero), odd(t4, zero), even(t5, zero), odd(t5, zero))
         return (Lane(lowHalf: s0.lowHalf, highHalf: s4.lowHalf), Lane(lowHalf: s1.lowHalf, highHalf: s5.lowHalf),
                 Lane(lowHalf: s2.lowHalf, highHalf: s6.lowHalf), Lane(lowHalf: s3.lowHalf, highHalf: s7.lowHalf),
-                Lane(lowHalf: s0.highHalf, highHalf: s4.highHalf), Lane(lowHalf: s1.highHalf, highHalf: s5.highHalf))
+                Lane(lowHalf: s0.highHalf, highHalf: s4.highHalf), Lane(lowHalf: s1.highHalf, highHalf: s5.highHalf),
+                Lane(lowHalf: s2.highHalf, highHalf: s6.highHalf), Lane(lowHalf: s3.highHalf, highHalf: s7.highHalf))
     }
 
     /// `Bᵀ d B` for up to 6 tiles of one channel (a panel of the transposed products): tile `lane` starts
@@ -407,7 +561,9 @@ extension WinogradTiles {
     // MARK: - Entry-point bodies
 
     /// The bodies of a family's `WinogradKernels` entry points, with `WinogradKernels`' arguments: each fixes
-    /// m (2 or 4) as a constant, so the transforms unroll. An ISA target's entry points call these and
+    /// m (2 or 4) as a constant, so the transforms unroll. The families' entry points run m = 6 through
+    /// `rowsInput6`, `padByPhase6` and `rowsOutput6` in functions of their own (one body per function keeps the
+    /// m = 4 code as fast as it was alone). An ISA target's entry points call these and
     /// nothing else; being inlined, they compile for that target's ISA.
     @inlinable @inline(__always)
     public static func rowsInputEntry(_ m: Int, _ source: UnsafePointer<Float>, _ pw: Int, _ phase: Int,
@@ -488,8 +644,9 @@ extension WinogradTiles {
 
 /// A kernel family's Winograd transform entry points (`WinogradTiles` compiled for its ISA). Plain C
 /// function pointers with C-representable arguments, like `TileKernel`: nothing generic crosses from
-/// an ISA module into baseline code. `m` is 2 or 4; `buffer` is the caller's scratch (64-byte aligned,
-/// sizes as `WinogradTiles` states); activations travel as `Activation.code`.
+/// an ISA module into baseline code. `m` is 2 or 4 (6 too for `rowsInput`, `padByPhase` and `rowsOutput`);
+/// `buffer` is the caller's scratch (64-byte aligned, sizes as `WinogradTiles` states); activations travel
+/// as `Activation.code`.
 public struct WinogradKernels: Sendable {
     /// `WinogradTiles.rowsInput`: `(m, source, pw, phase, target, planeStride, valid, buffer)`.
     public typealias RowsInput = @convention(c) (

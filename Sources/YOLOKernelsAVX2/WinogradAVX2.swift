@@ -9,6 +9,7 @@ public func avx2WinogradRowsInput(_ m: Int, _ source: UnsafePointer<Float>, _ pw
                                 _ target: UnsafeMutablePointer<Float>, _ planeStride: Int, _ valid: Int,
                                 _ buffer: UnsafeMutableRawPointer) {
     #if arch(x86_64)
+    if m == 6 { return avx2WinogradRowsInput6(source, pw, phase, target, planeStride, valid, buffer) }
     WinogradTiles.rowsInputEntry(m, source, pw, phase, target, planeStride, valid, buffer)
     #endif
 }
@@ -17,6 +18,7 @@ public func avx2WinogradRowsInput(_ m: Int, _ source: UnsafePointer<Float>, _ pw
 public func avx2WinogradPadByPhase(_ m: Int, _ channel: UnsafePointer<Float>, _ height: Int, _ width: Int, _ first: Int,
                                _ count: Int, _ pw: Int, _ phase: Int, _ target: UnsafeMutablePointer<Float>) {
     #if arch(x86_64)
+    if m == 6 { return avx2WinogradPadByPhase6(channel, height, width, first, count, pw, phase, target) }
     WinogradTiles.padByPhaseEntry(m, channel, height, width, first, count, pw, phase, target)
     #endif
 }
@@ -26,9 +28,36 @@ public func avx2WinogradRowsOutput(_ m: Int, _ mm: UnsafePointer<Float>, _ plane
                                  _ target: UnsafeMutablePointer<Float>, _ width: Int, _ rows: Int, _ count: Int,
                                  _ buffer: UnsafeMutableRawPointer) {
     #if arch(x86_64)
+    if m == 6 { return avx2WinogradRowsOutput6(mm, planeStride, bias, code, target, width, rows, count, buffer) }
     WinogradTiles.rowsOutputEntry(m, mm, planeStride, bias, code, target, width, rows, count, buffer, FusedActivation.self)
     #endif
 }
+
+// F(6×6, 3×3)'s row transforms, each in a function of its own (reached from the entry points above for m = 6).
+#if arch(x86_64)
+@inline(never)
+func avx2WinogradRowsInput6(_ source: UnsafePointer<Float>, _ pw: Int, _ phase: Int, _ target: UnsafeMutablePointer<Float>,
+                             _ planeStride: Int, _ valid: Int, _ buffer: UnsafeMutableRawPointer) {
+    WinogradTiles.rowsInput6(source: source, pw: pw, phase: phase, target: target, planeStride: planeStride, valid: valid,
+                             buffer: buffer.assumingMemoryBound(to: WinogradTiles.Wide.self))
+}
+
+@inline(never)
+func avx2WinogradPadByPhase6(_ channel: UnsafePointer<Float>, _ height: Int, _ width: Int, _ first: Int, _ count: Int,
+                              _ pw: Int, _ phase: Int, _ target: UnsafeMutablePointer<Float>) {
+    WinogradTiles.padByPhase6(channel: channel, height: height, width: width, first: first, count: count, pw: pw,
+                              phase: phase, target: target)
+}
+
+@inline(never)
+func avx2WinogradRowsOutput6(_ mm: UnsafePointer<Float>, _ planeStride: Int, _ bias: Float, _ code: Int,
+                              _ target: UnsafeMutablePointer<Float>, _ width: Int, _ rows: Int, _ count: Int,
+                              _ buffer: UnsafeMutableRawPointer) {
+    WinogradTiles.rowsOutput6(mm: mm, planeStride: planeStride, bias: bias, activation: Activation(code: code),
+                              FusedActivation.self, target: target, width: width, rows: rows, count: count,
+                              buffer: buffer.assumingMemoryBound(to: WinogradTiles.Wide.self))
+}
+#endif
 
 /// `WinogradKernels.TilesInput`.
 public func avx2WinogradTilesInput(_ m: Int, _ plane: UnsafePointer<Float>, _ pw: Int, _ offsets: UnsafePointer<Int>,

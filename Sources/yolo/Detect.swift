@@ -70,7 +70,7 @@ struct Detect: ParsableCommand, KernelSelecting {
     @Option(help: "Write annotated copies (PNG or JPEG, like the input) into this folder; for a video, stream or camera, the annotated video file (e.g. out.mp4; a folder gets NAME.mp4).")
     var save: String?
 
-    @Option(help: "Convolution algorithm: auto (Winograd where it pays; the default, the Swift API's and yolo serve's, so all three give the same bits), im2col, winograd2, winograd4 (each gives other last bits).")
+    @Option(help: "Convolution algorithm: auto (Winograd where it pays; the default, the Swift API's and yolo serve's, so all three give the same bits), im2col, winograd2, winograd4, winograd6 (each gives other last bits; winograd6 only on maps at least 67 wide with the avx2 or avx512 family, winograd4 elsewhere).")
     var algorithm: String?
 
     @Option(name: .customLong("frame-policy"), help: "Video: which frames to detect: every (default for files), latest (default for cameras, streams and --realtime: drop frames that arrive while busy) or a number N (every Nth frame).")

@@ -18,9 +18,11 @@ import Testing
 
     /// Largest error of each algorithm relative to Σ|w·x| + |b| of the output (the scale float
     /// rounding grows with). Measured on this table (1–3 threads): im2col ≤ 1.9e-7, F(2×2) ≤ 1.1e-7,
-    /// F(4×4) ≤ 1.7e-6; the bounds leave 5–10× headroom. Winograd's larger error comes from its transform constants
-    /// (up to 8 and 1/24 for F(4×4)), which amplify the rounding of each transformed value.
-    static let tolerance: [ConvolutionAlgorithm: Double] = [.im2col: 1e-6, .winograd2: 1e-6, .winograd4: 1e-5]
+    /// F(4×4) ≤ 1.7e-6, and F(6×6) ≤ 3.4e-6 on `tile6MatchesDirectConvolution`'s shapes; the bounds leave 5–10×
+    /// headroom. Winograd's larger error comes from its transform constants (up to 8 and 1/24 for F(4×4), 32 and
+    /// 1/90 for F(6×6)), which amplify the rounding of each transformed value.
+    static let tolerance: [ConvolutionAlgorithm: Double] = [.im2col: 1e-6, .winograd2: 1e-6, .winograd4: 1e-5,
+                                                            .winograd6: 2e-5]
 
     static func check(_ algorithm: ConvolutionAlgorithm, channels: Int, height: Int, width: Int, filters: Int,
                       threads: Int, activation: Activation = .leaky) -> Double {
@@ -50,6 +52,27 @@ import Testing
             print("\(algorithm) \(c)x\(h)x\(w)→\(k), \(threads) threads: relative error \(error)")
             #expect(error <= Self.tolerance[algorithm]!, "\(algorithm) \(c)x\(h)x\(w)→\(k), \(threads) threads: \(error)")
         }
+    }
+
+    /// F(6×6) on maps wide enough for its row transforms (≥ 12 tiles): one partial 16-tile group (80 wide, as
+    /// nudenet's and fall v8s's layers), two groups (160 wide), a width that is not a multiple of 6 with odd
+    /// channels and several blocks, and a map one group wide exactly (96); families without row transforms
+    /// run F(4×4) instead.
+    @Test(arguments: [(16, 20, 80, 16), (32, 14, 160, 24), (17, 40, 74, 9), (40, 36, 96, 32)], [1, 2, 3])
+    func tile6MatchesDirectConvolution(shape: (Int, Int, Int, Int), threads: Int) {
+        let (c, h, w, k) = shape
+        let rows = KernelFamily.active.has(.winogradRows)
+        let layer = Convolution(input: -1, inputShape: Shape(channels: c, height: h, width: w), filters: k, size: 3,
+                                stride: 1, padding: 1, activation: .leaky,
+                                weights: FloatBuffer(LayerTestSupport.values(c * k * 9, seed: 1)),
+                                biases: FloatBuffer(LayerTestSupport.values(k, seed: 2)), algorithm: .winograd6)
+        #expect(layer.method == (rows ? .winograd6 : .winograd4))
+        guard rows else { return }
+        let error = Self.check(.winograd6, channels: c, height: h, width: w, filters: k, threads: threads)
+        print("winograd6 \(c)x\(h)x\(w)→\(k), \(threads) threads: relative error \(error)")
+        #expect(error <= Self.tolerance[.winograd6]!, "\(shape), \(threads) threads: \(error)")
+        let swish = Self.check(.winograd6, channels: c, height: h, width: w, filters: k, threads: threads, activation: .swish)
+        #expect(swish <= Self.tolerance[.winograd6]!, "swish \(shape), \(threads) threads: \(swish)")
     }
 
     /// Sixteen threads cut each Winograd product along the filters (`ConvolutionPlanner.productParts`); every

@@ -41,6 +41,12 @@ import YOLOTestSupport
         #expect(ConvolutionPlanner.winogradTile(Self.layer(16, 52, 52, filters: 32, stride: 2), algorithm: .winograd2, family: avx2) == nil)
         #expect(ConvolutionPlanner.winogradTile(Self.layer(16, 52, 52, filters: 32, size: 1), algorithm: .winograd4, family: avx2) == nil)
         #expect(ConvolutionPlanner.winogradTile(Self.layer(3, 52, 52, filters: 32), algorithm: .winograd2, family: avx2) == 2)
+        // F(6×6) only when asked for (`.winograd6`), and only where its row transforms apply; F(4×4) elsewhere.
+        #expect(ConvolutionPlanner.winogradTile(Self.layer(16, 80, 80, filters: 16), algorithm: .auto, family: avx2) == 4)
+        #expect(ConvolutionPlanner.plan(Self.layer(16, 80, 80, filters: 16), algorithm: .winograd6, threads: 1, family: avx2)
+                .winograd?.m == 6)
+        #expect(ConvolutionPlanner.plan(Self.layer(64, 40, 40, filters: 64), algorithm: .winograd6, threads: 1, family: avx2)
+                .winograd?.m == 4)
         // LUT codes: a whole-map product split over filters, blocks of whole panels.
         let lut = ConvolutionPlanner.plan(Self.layer(64, 26, 26, filters: 128), lutCodes: true, threads: 2, family: avx2)
         if case .gemm(let split) = lut.algorithm { #expect(split.columns == 1) } else { Issue.record("not a whole-map product") }

@@ -33,7 +33,7 @@ import Foundation
     /// The algorithm this layer runs (never `.auto`).
     public var method: ConvolutionAlgorithm {
         guard let choice = plan.winograd else { return .im2col }
-        return choice.m == 2 ? .winograd2 : .winograd4
+        return choice.m == 2 ? .winograd2 : choice.m == 4 ? .winograd4 : .winograd6
     }
     /// The most threads a pass gives this layer: its scratch holds that many workers' parts.
     public var maxThreads: Int { plan.maxThreads }

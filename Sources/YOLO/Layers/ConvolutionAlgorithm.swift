@@ -14,12 +14,18 @@ public enum ConvolutionAlgorithm: String, Sendable, CaseIterable {
     case winograd2
     /// Winograd F(4×4, 3×3): 6×6 input tiles, 4× fewer multiplications, larger rounding error.
     case winograd4
+    /// Winograd F(6×6, 3×3): 8×8 input tiles, 5.06× fewer multiplications, the largest rounding error. Only
+    /// with a kernel family's row transforms (`KernelFamily.FastPaths.winogradRows`) on maps at least
+    /// `ConvolutionPlanner.rowTilesMinimum` tiles wide; elsewhere F(4×4) runs instead. Never chosen by `.auto`
+    /// (docs/performance.md says why).
+    case winograd6
 
     /// The output tile edge `m` of a Winograd algorithm, nil for the GEMM path.
     var winogradTile: Int? {
         switch self {
         case .winograd2: return 2
         case .winograd4: return 4
+        case .winograd6: return 6
         case .auto, .im2col: return nil
         }
     }

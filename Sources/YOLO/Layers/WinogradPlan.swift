@@ -82,6 +82,7 @@ struct WinogradPlan: Sendable {
         let rowVectorized = choice.variant == .rows
         let transposed = choice.variant == .transposed
         precondition(!(rowVectorized || transposed) || kernels != nil, "WinogradPlan: the active kernel family has no row transforms")
+        precondition(m != 6 || rowVectorized, "WinogradPlan: F(6x6, 3x3) runs on rows of tiles only")
         self.rowVectorized = rowVectorized
         self.transposed = transposed
         self.paddedFilters = (filters + GEMM.panelColumns - 1) / GEMM.panelColumns * GEMM.panelColumns
@@ -214,12 +215,13 @@ struct WinogradPlan: Sendable {
     /// Floats of one worker's transform buffer: two α² blocks of 8-lane vectors, then 8 tile
     /// offsets (two vectors' worth of bytes). Kept in the workspace: a stack buffer this large
     /// (2.4 KB) is heap-allocated by `withUnsafeTemporaryAllocation`.
-    /// With `rowVectorized` or `transposed`, two α² blocks of 16-lane vectors and one 64-float row.
+    /// With `rowVectorized` or `transposed`, two α² blocks of 16-lane vectors and one output row's run of 16·m
+    /// floats (at least 64).
     /// With `rowVectorized` or `transposed`, one channel's padded rows follow (`bandCount`).
     var transformBufferCount: Int { vectorBufferCount + bandCount }
     /// The vectors at the start of a transform buffer.
     var vectorBufferCount: Int {
-        rowVectorized || transposed ? (2 * transform.alpha * transform.alpha + 4) * Self.rowLanes
+        rowVectorized || transposed ? (2 * transform.alpha * transform.alpha + max(4, transform.m)) * Self.rowLanes
             : (2 * transform.alpha * transform.alpha + 2) * Self.lanes
     }
 

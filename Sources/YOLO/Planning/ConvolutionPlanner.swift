@@ -60,8 +60,10 @@ import YOLOKernels
                                    weights: .lutCodes(blockRows: rows), fusion: nil, maxThreads: threads)
         }
         if let m = winogradTile(layer, algorithm: algorithm, family: family) {
-            return ConvolutionPlan(algorithm: .winograd(winogradChoice(layer, m: m, threads: threads, family: family)),
-                                   weights: .float, fusion: nil, maxThreads: threads)
+            var choice = winogradChoice(layer, m: m, threads: threads, family: family)
+            // F(6×6) has only the row transforms; where they do not apply, F(4×4).
+            if m == 6 && choice.variant != .rows { choice = winogradChoice(layer, m: 4, threads: threads, family: family) }
+            return ConvolutionPlan(algorithm: .winograd(choice), weights: .float, fusion: nil, maxThreads: threads)
         }
         if let rows = gemmBandRows(layer) {
             return ConvolutionPlan(algorithm: .gemmBands(rows: rows), weights: .float, fusion: nil, maxThreads: threads)
@@ -138,6 +140,7 @@ import YOLOKernels
         case .im2col: return nil
         case .winograd2: return 2
         case .winograd4: return 4
+        case .winograd6: return 6
         case .auto:
             guard layer.input.channels >= 16 else { return nil }
             return layer.input.width <= 16 && layer.input.height <= 16 ? family.smallMapWinogradTile : 4

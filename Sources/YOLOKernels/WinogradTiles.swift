@@ -4,8 +4,8 @@
 /// own module is compiled for the baseline ISA (SSE2), where these vector loops would run on 128-bit
 /// registers with spills.
 ///
-/// Interpolation points 0, ±1 (m = 2); 0, ±1, ±2 and ∞ (m = 4); 0, ±1, ±2, ±½ and ∞ (m = 6): input tile `Bᵀ d B` (α = m + 2),
-/// output tile `Aᵀ M A`. The matrices themselves (and the filter transform) live with the engine
+/// Interpolation points 0, ±1 (m = 2); 0, ±1, ±2 and ∞ (m = 4); 0, ±1, ±2, ±½ and ∞ (m = 6): input tile
+/// `Bᵀ d B` (α = m + 2), output tile `Aᵀ M A`. The matrices themselves (and the filter transform) live with the engine
 /// (`WinogradTransform`); these are the same 1-D transforms on vectors whose lanes are independent
 /// tiles or filters.
 public enum WinogradTiles {
@@ -244,7 +244,9 @@ public enum WinogradTiles {
             let values = channel + y * width
             // Padded x = input x + 1.
             var x = 0
-            if m == 4 {
+            if m == 6 {
+                x = padRunsOfSix(values, width: width, into: row, phase: phase)
+            } else if m == 4 {
                 // 16 values from an x with (x + 1) mod 4 == 0 are 4 values of each phase.
                 while x < min(3, width) { row[((x + 1) % 4) * phase + (x + 1) / 4] = values[x]; x += 1 }
                 while x + 16 <= width {
@@ -328,8 +330,9 @@ public enum WinogradTiles {
     /// `rowsOutput` for m = 6: runs of 96 floats. `buffer`: 2·64 + 6 vectors.
     @_transparent
     public static func rowsOutput6<L: WideActivation>(mm: UnsafePointer<Float>, planeStride: Int, bias: Float,
-                                                      activation: Activation, _ lanes: L.Type, target: UnsafeMutablePointer<Float>,
-                                                      width: Int, rows: Int, count: Int, buffer: UnsafeMutablePointer<Wide>) {
+                                                      activation: Activation, _ lanes: L.Type,
+                                                      target: UnsafeMutablePointer<Float>, width: Int, rows: Int,
+                                                      count: Int, buffer: UnsafeMutablePointer<Wide>) {
         let temp = buffer      // Aᵀ M: 6×8
         for j in 0..<8 {
             @inline(__always) func value(_ i: Int) -> Wide {
@@ -370,53 +373,44 @@ public enum WinogradTiles {
         raw.storeBytes(of: SIMD2(high.7[4], high.7[5]), toByteOffset: 15 * 24 + 16, as: SIMD2<Float>.self)
     }
 
-    /// `padByPhase` for m = 6: 48 values at a time from an x with (x + 1) mod 6 == 0 are 8 values of each phase
-    /// (then 24 values, 4 of each).
+    /// The vector part of `padByPhase` for m = 6 on one input row (`values`, `width` floats) into its padded row
+    /// `row`: the first five values one by one, then 48 values at a time from an x with (x + 1) mod 6 == 0, which
+    /// are 8 values of each phase, then 24 (4 of each). Returns the first x not written.
     @inlinable @inline(__always)
-    public static func padByPhase6(channel: UnsafePointer<Float>, height: Int, width: Int, first: Int, count: Int,
-                                   pw: Int, phase: Int, target: UnsafeMutablePointer<Float>) {
-        for padded in first ..< first + count {
-            let row = target + (padded - first) * pw
-            let y = padded - 1   // padded row 0 is the top padding
-            guard y >= 0 && y < height else { continue }
-            let values = channel + y * width
-            var x = 0
-            while x < min(5, width) { row[((x + 1) % 6) * phase + (x + 1) / 6] = values[x]; x += 1 }
-            while x + 48 <= width {
-                let a = UnsafeRawPointer(values + x).loadUnaligned(as: Wide.self)
-                let b = UnsafeRawPointer(values + x + 16).loadUnaligned(as: Wide.self)
-                let c = UnsafeRawPointer(values + x + 32).loadUnaligned(as: Wide.self)
-                let index = (x + 1) / 6
-                    UnsafeMutableRawPointer(row + index).storeBytes(of: SIMD8<Float>(a[0], a[6], a[12], b[2], b[8], b[14], c[4], c[10]), as: SIMD8<Float>.self)
-                    UnsafeMutableRawPointer(row + 1 * phase + index).storeBytes(of: SIMD8<Float>(a[1], a[7], a[13], b[3], b[9], b[15], c[5], c[11]), as: SIMD8<Float>.self)
-                    UnsafeMutableRawPointer(row + 2 * phase + index).storeBytes(of: SIMD8<Float>(a[2], a[8], a[14], b[4], b[10], c[0], c[6], c[12]), as: SIMD8<Float>.self)
-                    UnsafeMutableRawPointer(row + 3 * phase + index).storeBytes(of: SIMD8<Float>(a[3], a[9], a[15], b[5], b[11], c[1], c[7], c[13]), as: SIMD8<Float>.self)
-                    UnsafeMutableRawPointer(row + 4 * phase + index).storeBytes(of: SIMD8<Float>(a[4], a[10], b[0], b[6], b[12], c[2], c[8], c[14]), as: SIMD8<Float>.self)
-                    UnsafeMutableRawPointer(row + 5 * phase + index).storeBytes(of: SIMD8<Float>(a[5], a[11], b[1], b[7], b[13], c[3], c[9], c[15]), as: SIMD8<Float>.self)
-                x += 48
+    public static func padRunsOfSix(_ values: UnsafePointer<Float>, width: Int, into row: UnsafeMutablePointer<Float>,
+                                    phase: Int) -> Int {
+        var x = 0
+        while x < min(5, width) { row[((x + 1) % 6) * phase + (x + 1) / 6] = values[x]; x += 1 }
+        @inline(__always) func load(_ offset: Int) -> Wide { UnsafeRawPointer(values + offset).loadUnaligned(as: Wide.self) }
+        while x + 48 <= width {
+            let (a, b, c) = (load(x), load(x + 16), load(x + 32))
+            let cells = UnsafeMutableRawPointer(row + (x + 1) / 6)
+            @inline(__always) func put(_ p: Int, _ v: SIMD8<Float>) {
+                cells.storeBytes(of: v, toByteOffset: p * phase * 4, as: SIMD8<Float>.self)
             }
-            if x + 24 <= width {
-                let a = UnsafeRawPointer(values + x).loadUnaligned(as: Wide.self)
-                let b = SIMD16<Float>(lowHalf: UnsafeRawPointer(values + x + 16).loadUnaligned(as: SIMD8<Float>.self),
-                                      highHalf: .zero)
-                let index = (x + 1) / 6
-                UnsafeMutableRawPointer(row + index).storeBytes(of: SIMD4<Float>(a[0], a[6], a[12], b[2]), as: SIMD4<Float>.self)
-                UnsafeMutableRawPointer(row + 1 * phase + index).storeBytes(of: SIMD4<Float>(a[1], a[7], a[13], b[3]), as: SIMD4<Float>.self)
-                UnsafeMutableRawPointer(row + 2 * phase + index).storeBytes(of: SIMD4<Float>(a[2], a[8], a[14], b[4]), as: SIMD4<Float>.self)
-                UnsafeMutableRawPointer(row + 3 * phase + index).storeBytes(of: SIMD4<Float>(a[3], a[9], a[15], b[5]), as: SIMD4<Float>.self)
-                UnsafeMutableRawPointer(row + 4 * phase + index).storeBytes(of: SIMD4<Float>(a[4], a[10], b[0], b[6]), as: SIMD4<Float>.self)
-                UnsafeMutableRawPointer(row + 5 * phase + index).storeBytes(of: SIMD4<Float>(a[5], a[11], b[1], b[7]), as: SIMD4<Float>.self)
-                x += 24
-            }
-            // The last few: phase and index counted on, not divided out.
-            var (cellPhase, index) = ((x + 1) % 6, (x + 1) / 6)
-            while x < width {
-                row[cellPhase * phase + index] = values[x]
-                x += 1
-                cellPhase += 1
-                if cellPhase == 6 { cellPhase = 0; index += 1 }
-            }
+            put(0, SIMD8(a[0], a[6], a[12], b[2], b[8], b[14], c[4], c[10]))
+            put(1, SIMD8(a[1], a[7], a[13], b[3], b[9], b[15], c[5], c[11]))
+            put(2, SIMD8(a[2], a[8], a[14], b[4], b[10], c[0], c[6], c[12]))
+            put(3, SIMD8(a[3], a[9], a[15], b[5], b[11], c[1], c[7], c[13]))
+            put(4, SIMD8(a[4], a[10], b[0], b[6], b[12], c[2], c[8], c[14]))
+            put(5, SIMD8(a[5], a[11], b[1], b[7], b[13], c[3], c[9], c[15]))
+            x += 48
         }
+        if x + 24 <= width {
+            let a = load(x), b = UnsafeRawPointer(values + x + 16).loadUnaligned(as: SIMD8<Float>.self)
+            let cells = UnsafeMutableRawPointer(row + (x + 1) / 6)
+            @inline(__always) func put(_ p: Int, _ v: SIMD4<Float>) {
+                cells.storeBytes(of: v, toByteOffset: p * phase * 4, as: SIMD4<Float>.self)
+            }
+            put(0, SIMD4(a[0], a[6], a[12], b[2]))
+            put(1, SIMD4(a[1], a[7], a[13], b[3]))
+            put(2, SIMD4(a[2], a[8], a[14], b[4]))
+            put(3, SIMD4(a[3], a[9], a[15], b[5]))
+            put(4, SIMD4(a[4], a[10], b[0], b[6]))
+            put(5, SIMD4(a[5], a[11], b[1], b[7]))
+            x += 24
+        }
+        return x
     }
 
     // MARK: - Transposed products (the engine's `transposed` plans)
@@ -561,10 +555,9 @@ extension WinogradTiles {
     // MARK: - Entry-point bodies
 
     /// The bodies of a family's `WinogradKernels` entry points, with `WinogradKernels`' arguments: each fixes
-    /// m (2 or 4) as a constant, so the transforms unroll. The families' entry points run m = 6 through
-    /// `rowsInput6`, `padByPhase6` and `rowsOutput6` in functions of their own (one body per function keeps the
-    /// m = 4 code as fast as it was alone). An ISA target's entry points call these and
-    /// nothing else; being inlined, they compile for that target's ISA.
+    /// m (2 or 4) as a constant, so the transforms unroll. An ISA target's entry points call these, and for m = 6
+    /// `rowsInput6`, `padByPhase(m: 6)` and `rowsOutput6`, each from a function of its own (with the m = 6 bodies
+    /// inlined beside these, the m = 4 code ran slower); being inlined, they compile for that target's ISA.
     @inlinable @inline(__always)
     public static func rowsInputEntry(_ m: Int, _ source: UnsafePointer<Float>, _ pw: Int, _ phase: Int,
                                       _ target: UnsafeMutablePointer<Float>, _ planeStride: Int, _ valid: Int,

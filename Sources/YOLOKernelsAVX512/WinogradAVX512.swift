@@ -44,8 +44,8 @@ func avx512WinogradRowsInput6(_ source: UnsafePointer<Float>, _ pw: Int, _ phase
 @inline(never)
 func avx512WinogradPadByPhase6(_ channel: UnsafePointer<Float>, _ height: Int, _ width: Int, _ first: Int, _ count: Int,
                               _ pw: Int, _ phase: Int, _ target: UnsafeMutablePointer<Float>) {
-    WinogradTiles.padByPhase6(channel: channel, height: height, width: width, first: first, count: count, pw: pw,
-                              phase: phase, target: target)
+    WinogradTiles.padByPhase(m: 6, channel: channel, height: height, width: width, first: first, count: count, pw: pw,
+                             phase: phase, target: target)
 }
 
 @inline(never)

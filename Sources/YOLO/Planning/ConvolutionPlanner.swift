@@ -152,10 +152,8 @@ import YOLOKernels
     /// only for small filters (the weights are read once per band): at most 256 KB of them; or, when the
     /// whole map's unfolded columns would take `wholeColumnsFloats` or more, as many as fit in L2 beside a
     /// band (`GEMM.l2Floats`). Such a map's columns, written out whole and read back, go through L3 and
-    /// memory, which costs more than reading larger weights again from L2 for each band: fall v8s's layer 10
-    /// (3×3/2, 64 → 128 channels, 288 KB of weights, 14.7 MB of columns) took 11.4 ms whole and 9.2 by bands
-    /// (Zen 4, `yolo bench --layers --threads 1`), while its 40×40 layer of the same weights (3.7 MB of columns)
-    /// took 5.3 whole and 5.9 by bands, and weights beyond L2 (its 1.2 MB layer 22) lose by bands too.
+    /// memory, which costs more than reading larger weights again from L2 for each band (fall v8s's layer 10);
+    /// with fewer columns the whole map stays the faster, and weights beyond L2 are slower by bands.
     static func gemmBandRows(_ layer: Layer) -> Int? {
         let weights = layer.filters * layer.patchLength
         let wholeColumns = layer.patchLength * layer.output.planeCount

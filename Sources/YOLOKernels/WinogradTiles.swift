@@ -187,8 +187,10 @@ public enum WinogradTiles {
         let biasVector = Wide(repeating: bias)
         let full = count == 16 * m
         let run = UnsafeMutableRawPointer(buffer + 2 * (m + 2) * (m + 2)).assumingMemoryBound(to: Float.self)
+        let deferred = L.defers(activation)
+        let inRegisters = deferred ? Activation.linear : activation
         for i in 0..<rows {
-            let y = outputRow(m: m, i, UnsafePointer(temp), bias: biasVector, activation: activation, lanes)
+            let y = outputRow(m: m, i, UnsafePointer(temp), bias: biasVector, activation: inRegisters, lanes)
             let rowTarget = target + i * width
             let whole = full || i < rows - 1
             let raw = UnsafeMutableRawPointer(whole ? rowTarget : run)
@@ -197,6 +199,7 @@ public enum WinogradTiles {
             } else {
                 raw.storeBytes(of: zip(y.0, y.1), as: SIMD32<Float>.self)
             }
+            if deferred { L.applyStored(activation, raw.assumingMemoryBound(to: Float.self), count: 16 * m) }
             if !whole { rowTarget.update(from: run, count: count) }
         }
     }
@@ -344,15 +347,19 @@ public enum WinogradTiles {
         let biasVector = Wide(repeating: bias)
         let full = count == 96
         let run = UnsafeMutableRawPointer(buffer + 128).assumingMemoryBound(to: Float.self)
+        let deferred = L.defers(activation)
+        let inRegisters = deferred ? Activation.linear : activation
         for i in 0..<rows {
             let t = temp + i * 8
             let y = outputTransform6((t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]))
-            let a = (L.apply(activation, y.0 + biasVector), L.apply(activation, y.1 + biasVector),
-                     L.apply(activation, y.2 + biasVector), L.apply(activation, y.3 + biasVector),
-                     L.apply(activation, y.4 + biasVector), L.apply(activation, y.5 + biasVector))
+            let a = (L.apply(inRegisters, y.0 + biasVector), L.apply(inRegisters, y.1 + biasVector),
+                     L.apply(inRegisters, y.2 + biasVector), L.apply(inRegisters, y.3 + biasVector),
+                     L.apply(inRegisters, y.4 + biasVector), L.apply(inRegisters, y.5 + biasVector))
             let rowTarget = target + i * width
             let whole = full || i < rows - 1
-            storeInterleaved6(a, to: UnsafeMutableRawPointer(whole ? rowTarget : run))
+            let raw = UnsafeMutableRawPointer(whole ? rowTarget : run)
+            storeInterleaved6(a, to: raw)
+            if deferred { L.applyStored(activation, raw.assumingMemoryBound(to: Float.self), count: 96) }
             if !whole { rowTarget.update(from: run, count: count) }
         }
     }
@@ -528,13 +535,17 @@ public enum WinogradTiles {
             for lane in 0..<count { target[lane * plane] = values[lane] }
         }
         let run = UnsafeMutableRawPointer(buffer + 2 * (m + 2) * (m + 2)).assumingMemoryBound(to: Float.self)
+        let interleaved = m == 4 && columns == 4
+        let deferred = interleaved && L.defers(activation)
+        let inRegisters = deferred ? Activation.linear : activation
         for i in 0..<rows {
-            let y = outputRow(m: m, i, UnsafePointer(temp), bias: bias, activation: activation, lanes)
+            let y = outputRow(m: m, i, UnsafePointer(temp), bias: bias, activation: inRegisters, lanes)
             let row = origin + i * width
-            if m == 4 && columns == 4 {
+            if interleaved {
                 // Each filter's 4 values of this row, interleaved into runs of 4 (as `rowsOutput` does for
                 // tiles), then stored 4 at a time: 16 vector stores instead of 64 scalar ones.
                 storeInterleaved(y, to: UnsafeMutableRawPointer(run))
+                if deferred { L.applyStored(activation, run, count: 64) }
                 for lane in 0..<count {
                     UnsafeMutableRawPointer(row + lane * plane).storeBytes(
                         of: UnsafeRawPointer(run + 4 * lane).loadUnaligned(as: SIMD4<Float>.self), as: SIMD4<Float>.self)
@@ -680,10 +691,20 @@ public struct WinogradKernels: Sendable {
 /// family can give logistic and swish its own exponential (the AVX2 family's fused multiply-adds).
 public protocol WideActivation {
     static func apply(_ activation: Activation, _ x: WinogradTiles.Wide) -> WinogradTiles.Wide
+    /// True when the output transforms store the values with bias only and then run `activation` over the stored
+    /// floats with `applyStored`, rather than applying it to the transform's vectors in registers (where a long
+    /// chain on all of an output row's vectors at once runs out of registers).
+    static func defers(_ activation: Activation) -> Bool
+    /// `activation` on the `count` floats at `p` (a multiple of 32), in place; only for activations `defers`.
+    static func applyStored(_ activation: Activation, _ p: UnsafeMutablePointer<Float>, count: Int)
 }
 
 /// `Activation.callAsFunction`: the shared forms, bit-identical to the scalar ones.
 public enum SharedActivation: WideActivation {
     @_transparent
     public static func apply(_ activation: Activation, _ x: WinogradTiles.Wide) -> WinogradTiles.Wide { activation(x) }
+    @_transparent
+    public static func defers(_ activation: Activation) -> Bool { false }
+    @_transparent
+    public static func applyStored(_ activation: Activation, _ p: UnsafeMutablePointer<Float>, count: Int) {}
 }

@@ -90,4 +90,39 @@ enum FusedActivation: WideActivation {
         default: return activation(x)
         }
     }
+
+    /// Logistic and swish: their exponential's chain on an output row's eight vectors at once spills.
+    @_transparent
+    static func defers(_ activation: Activation) -> Bool {
+        switch activation {
+        case .logistic, .swish: return true
+        default: return false
+        }
+    }
+
+    /// Four vectors at a time, as the tile's pass (`AVX2Tile.activate`).
+    @_transparent
+    static func applyStored(_ activation: Activation, _ p: UnsafeMutablePointer<Float>, count: Int) {
+        switch activation {
+        case .logistic: applyStored(p, count, FusedLogistic.self)
+        case .swish: applyStored(p, count, FusedSwish.self)
+        default: break
+        }
+    }
+
+    @inline(__always)
+    static func applyStored<A: TileActivation>(_ p: UnsafeMutablePointer<Float>, _ count: Int, _: A.Type) {
+        var k = 0
+        while k + 32 <= count {
+            let raw = UnsafeMutableRawPointer(p + k)
+            let v = (raw.loadUnaligned(as: Floatx8.self), raw.loadUnaligned(fromByteOffset: 32, as: Floatx8.self),
+                     raw.loadUnaligned(fromByteOffset: 64, as: Floatx8.self), raw.loadUnaligned(fromByteOffset: 96, as: Floatx8.self))
+            let y = (A.apply(v.0), A.apply(v.1), A.apply(v.2), A.apply(v.3))
+            raw.storeBytes(of: y.0, as: Floatx8.self)
+            raw.storeBytes(of: y.1, toByteOffset: 32, as: Floatx8.self)
+            raw.storeBytes(of: y.2, toByteOffset: 64, as: Floatx8.self)
+            raw.storeBytes(of: y.3, toByteOffset: 96, as: Floatx8.self)
+            k += 32
+        }
+    }
 }

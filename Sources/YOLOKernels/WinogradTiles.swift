@@ -699,12 +699,16 @@ public protocol WideActivation {
     static func applyStored(_ activation: Activation, _ p: UnsafeMutablePointer<Float>, count: Int)
 }
 
-/// `Activation.callAsFunction`: the shared forms, bit-identical to the scalar ones.
-public enum SharedActivation: WideActivation {
-    @_transparent
-    public static func apply(_ activation: Activation, _ x: WinogradTiles.Wide) -> WinogradTiles.Wide { activation(x) }
+extension WideActivation {
+    /// By default every activation is applied in registers (nothing deferred, nothing to apply after the stores).
     @_transparent
     public static func defers(_ activation: Activation) -> Bool { false }
     @_transparent
     public static func applyStored(_ activation: Activation, _ p: UnsafeMutablePointer<Float>, count: Int) {}
+}
+
+/// `Activation.callAsFunction`: the shared forms, bit-identical to the scalar ones.
+public enum SharedActivation: WideActivation {
+    @_transparent
+    public static func apply(_ activation: Activation, _ x: WinogradTiles.Wide) -> WinogradTiles.Wide { activation(x) }
 }

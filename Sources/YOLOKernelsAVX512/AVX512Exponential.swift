@@ -30,8 +30,4 @@ enum FusedActivation: WideActivation {
         default: return activation(x)
         }
     }
-    @_transparent
-    static func defers(_ activation: Activation) -> Bool { false }
-    @_transparent
-    static func applyStored(_ activation: Activation, _ p: UnsafeMutablePointer<Float>, count: Int) {}
 }

@@ -79,8 +79,14 @@ let package = Package(
         // The AVX512-VNNI int8 kernel: cascadelake is skylake-avx512 plus VNNI (`vpdpbusd`, through `Builtin`).
         .target(name: "YOLOKernelsVNNI", dependencies: ["YOLOKernels"],
                 swiftSettings: [.unsafeFlags(["-target-cpu", "cascadelake", "-parse-stdlib"])]),
+        // The AVX-VNNI int8 kernel (`vpdpbusd` on ymm, VEX-encoded): alderlake is x86-64-v3 plus AVX-VNNI and no AVX-512.
+        // Its tile file is also compiled into YOLOKernelsVNNI (a symbolic link: the EVEX twin the tests run), which
+        // shares its quad helpers with it the same way (Int8TileYmm.swift, QuadLanes.swift).
+        .target(name: "YOLOKernelsAVXVNNI", dependencies: ["YOLOKernels"],
+                swiftSettings: [.unsafeFlags(["-target-cpu", "alderlake", "-parse-stdlib"])]),
         .target(name: "YOLO", dependencies: ["COpenBLAS", "CTurboJPEG", "CPNG", "CZlib", "CKissFFT", "YOLOKernels",
-                                             "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOKernelsVNNI", "YOLOPrefetch"]),
+                                             "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOKernelsVNNI", "YOLOKernelsAVXVNNI",
+                                             "YOLOPrefetch"]),
         .target(name: "YOLOConversion", dependencies: ["YOLO", "CLAPACK"]),
         .target(name: "YOLOEvaluation", dependencies: ["YOLO"]),
         .target(name: "YOLOMOTMetrics", dependencies: ["YOLO"]),
@@ -116,7 +122,8 @@ let package = Package(
         // weights, no `yolo` binary, no HTTP server, no FFmpeg. Fixtures in Tests/YOLOTests/Fixtures, read by path.
         .testTarget(name: "YOLOTests", dependencies: ["YOLO", "YOLOConversion", "YOLOEvaluation", "YOLOMOTMetrics",
                                                       "YOLOTestSupport", "CMallocInfo", "YOLOKernels",
-                                                      "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOKernelsVNNI", "YOLOServe"],
+                                                      "YOLOKernelsAVX2", "YOLOKernelsAVX512", "YOLOKernelsVNNI", "YOLOKernelsAVXVNNI",
+                                                      "YOLOServe"],
                     exclude: ["Fixtures"]),
         // The slow suites: the real yolov3-tiny / yolov4-tiny weights and converted models, the `yolo` binary, the
         // HTTP server, FFmpeg clips; fixtures from Tests/YOLOTests/Fixtures by path. `make test` runs both targets.

@@ -8,8 +8,11 @@
 # specialization that an ISA module emitted with shared linkage and the linker then used for everyone: it
 # would crash with SIGILL on a CPU without that ISA. Also checks that the ISA targets really were compiled
 # for their ISA (ymm FMAs in the AVX2 kernel, zmm FMAs in the AVX-512 kernel), that the int8 kernels use their
-# instructions (zmm vpdpbusd in YOLOKernelsVNNI, ymm vpmaddwd in YOLOKernelsAVX2) and that no VNNI instruction
-# lies outside YOLOKernelsVNNI.
+# instructions (zmm vpdpbusd in YOLOKernelsVNNI, ymm vpmaddwd in YOLOKernelsAVX2, VEX-encoded ymm vpdpbusd in
+# YOLOKernelsAVXVNNI), that no VNNI instruction lies outside the two VNNI targets, and that YOLOKernelsAVXVNNI, which
+# runs on CPUs without AVX-512 and asks only for x86-64-v3 + avx_vnni, holds nothing EVEX-encoded (zmm, mask or
+# upper-16 registers, embedded broadcasts) and none of alderlake's other extensions (GFNI, VAES, VPCLMULQDQ, SHA,
+# MOVBE).
 #
 # Last, checks that no engine function (modules YOLO, YOLOKernels*) that is not itself generic over SIMD
 # calls SIMD code unspecialized: a SIMD protocol witness (`SIMDStorage` subscripts, init, scalarCount) or a
@@ -35,7 +38,9 @@ report=$(awk '
     if (op ~ /^vfmadd/ && insn ~ /%ymm/) ymm[symbol] = 1
     if (op ~ /^vfmadd/ && insn ~ /%zmm/) zmm[symbol] = 1
     if (op ~ /^vpdpbusd/ && insn ~ /%zmm/) vnni[symbol] = 1
-    if (op ~ /^vpdp(bu|ws)s?d/ && symbol !~ /^\$s15YOLOKernelsVNNI/) print "VNNI-OUTSIDE\t" symbol
+    if (op == "{vex}") { op = word[2]; if (op == "vpdpbusd" && symbol ~ /^\$s18YOLOKernelsAVXVNNI/) vexvnni[symbol] = 1 }
+    if (op ~ /^vpdp(bu|ws)s?d/ && symbol !~ /^\$s(15YOLOKernelsVNNI|18YOLOKernelsAVXVNNI)/) print "VNNI-OUTSIDE\t" symbol
+    if (symbol ~ /^\$s18YOLOKernelsAVXVNNI/ && (insn ~ /%zmm|%k[0-7]|%[xy]mm(1[6-9]|2[0-9]|3[01])|\{1to/ || op ~ /^(gf2p8|vgf2p8|vaes|aes|vpclmul|pclmul|sha|movbe)/)) print "NOT-AVXVNNI\t" symbol "\t" op
     if (op ~ /^vpmaddwd/ && insn ~ /%ymm/) madd[symbol] = 1
   }
   END {
@@ -43,14 +48,21 @@ report=$(awk '
     for (s in zmm) if (s ~ /^\$s17YOLOKernelsAVX512/) print "OK-AVX512\t" s
     for (s in vnni) if (s ~ /^\$s15YOLOKernelsVNNI/) print "OK-VNNI\t" s
     for (s in madd) if (s ~ /^\$s15YOLOKernelsAVX2/) print "OK-MADD\t" s
+    for (s in vexvnni) print "OK-AVXVNNI\t" s
   }' "$disassembly")
+if grep -q '^NOT-AVXVNNI' <<<"$report"; then
+  echo "check-isa: $binary: YOLOKernelsAVXVNNI uses instructions beyond x86-64-v3 + AVX-VNNI:" >&2
+  grep '^NOT-AVXVNNI' <<<"$report" | cut -f2,3 | sort -u | sed 's/^/  /' >&2
+  exit 1
+fi
 if grep -q '^VNNI-OUTSIDE' <<<"$report"; then
-  echo "check-isa: $binary: VNNI instructions outside YOLOKernelsVNNI:" >&2
+  echo "check-isa: $binary: VNNI instructions outside YOLOKernelsVNNI and YOLOKernelsAVXVNNI:" >&2
   grep '^VNNI-OUTSIDE' <<<"$report" | cut -f2 | sort -u | sed 's/^/  /' >&2
   exit 1
 fi
-outside=$(grep -v -E '^(OK-|VNNI-OUTSIDE)' <<<"$report" | grep -v -E '^\$s(15YOLOKernelsAVX2|17YOLOKernelsAVX512|15YOLOKernelsVNNI)' || true)
-inside=$(grep -v '^OK-' <<<"$report" | grep -c -E '^\$s(15YOLOKernelsAVX2|17YOLOKernelsAVX512|15YOLOKernelsVNNI)' || true)
+isa='^\$s(15YOLOKernelsAVX2|17YOLOKernelsAVX512|15YOLOKernelsVNNI|18YOLOKernelsAVXVNNI)'
+outside=$(grep -v -E '^(OK-|VNNI-OUTSIDE|NOT-AVXVNNI)' <<<"$report" | grep -v -E "$isa" || true)
+inside=$(grep -v '^OK-' <<<"$report" | grep -c -E "$isa" || true)
 if [[ -n $outside ]]; then
   echo "check-isa: $binary: functions outside the ISA kernel targets use higher-ISA instructions (would SIGILL on an older CPU):" >&2
   while IFS=$'\t' read -r symbol op; do
@@ -62,9 +74,10 @@ grep -q '^OK-AVX2' <<<"$report" || { echo "check-isa: $binary: no ymm FMA in YOL
 grep -q '^OK-AVX512' <<<"$report" || { echo "check-isa: $binary: no zmm FMA in YOLOKernelsAVX512 (was it compiled for skylake-avx512?)" >&2; exit 1; }
 grep -q '^OK-VNNI' <<<"$report" || { echo "check-isa: $binary: no zmm vpdpbusd in YOLOKernelsVNNI (was it compiled for cascadelake?)" >&2; exit 1; }
 grep -q '^OK-MADD' <<<"$report" || { echo "check-isa: $binary: no ymm vpmaddwd in YOLOKernelsAVX2's int8 kernel" >&2; exit 1; }
+grep -q '^OK-AVXVNNI' <<<"$report" || { echo "check-isa: $binary: no VEX-encoded vpdpbusd in YOLOKernelsAVXVNNI (was it compiled for alderlake?)" >&2; exit 1; }
 unspecialized=$(awk '
   /^[0-9a-f]+ <.*>:$/ { sub(/^[0-9a-f]+ </, ""); sub(/>:$/, ""); symbol = $0; next }
-  /\tcall/ && symbol ~ /^\$s(4YOLO|11YOLOKernels|15YOLOKernelsAVX2|17YOLOKernelsAVX512|15YOLOKernelsVNNI)/ && symbol !~ /s4SIMDRz/ {
+  /\tcall/ && symbol ~ /^\$s(4YOLO|11YOLOKernels|15YOLOKernelsAVX2|17YOLOKernelsAVX512|15YOLOKernelsVNNI|18YOLOKernelsAVXVNNI)/ && symbol !~ /s4SIMDRz/ {
     target = $NF; gsub(/[<>]/, "", target); sub(/@plt$/, "", target)
     # A target ending in Tg<N> is a specialization (generic code compiled for one concrete type): fine.
     if ((target ~ /SIMDStorage/ || target ~ /s4SIMDRz/) && target !~ /Tg[0-9]+$/) print symbol "\t" target
@@ -76,4 +89,4 @@ if [[ -n $unspecialized ]]; then
   done <<<"$unspecialized"
   exit 1
 fi
-echo "check-isa: $binary: higher-ISA instructions only in the ISA kernel targets ($inside functions); AVX2 kernel uses ymm FMAs and vpmaddwd, AVX-512 kernel zmm FMAs, VNNI kernel zmm vpdpbusd (nowhere else); no unspecialized SIMD calls"
+echo "check-isa: $binary: higher-ISA instructions only in the ISA kernel targets ($inside functions); AVX2 kernel uses ymm FMAs and vpmaddwd, AVX-512 kernel zmm FMAs, VNNI kernel zmm vpdpbusd, AVX-VNNI kernel VEX ymm vpdpbusd and no EVEX (VNNI nowhere else); no unspecialized SIMD calls"

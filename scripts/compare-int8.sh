@@ -5,7 +5,8 @@
 # Usage: scripts/compare-int8.sh [--model yolov4-tiny|yolov3-tiny] [--runs 20] [--warmup 5] [--rounds 3]
 #          [--threads 1,2] [--out DIR] [--yolo PATH] [--peers DIR] [--calib IMG...]
 # Rows: yolo int8 (the int8 kernel the CPU's best family picks), yolo int8 with YOLO_INT8_KERNEL=avx2 (the AVX2
-# path forced), yolo fp32 (the darknet cfg/weights), and int8_peers.py's engines (ort-fp32, ort-int8, ov-fp32,
+# path forced), yolo int8ymm (the 6x16 ymm VNNI kernel forced: avxvnni where the CPU has AVX-VNNI, else its EVEX build
+# avxvnni-evex where it has AVX512-VNNI; no row without either), yolo fp32 (the darknet cfg/weights), and int8_peers.py's engines (ort-fp32, ort-int8, ov-fp32,
 # ov-int8, ov-bf16 where the CPU has BF16). In each round, for each thread count, each yolo row is a fresh
 # process (W warm-up passes, N timed ones) and the peers one process (W + N per engine); all rounds' passes are
 # pooled per row and thread count. The bar of issue 35: yolo int8 / ov-int8 <= 0.9.
@@ -66,6 +67,8 @@ run_yolo() {  # JSON THREADS INT8_KERNEL yolo-bench-arguments... (INT8_KERNEL em
   mv "$json.tmp" "$json"
 }
 
+ymm=''
+if grep -qw avx_vnni /proc/cpuinfo; then ymm=avxvnni; elif grep -qw avx512_vnni /proc/cpuinfo; then ymm=avxvnni-evex; fi
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "== $rounds round(s) x threads $threads; $runs runs after $warmup warm-up; load: $load_start"
 for ((round = 1; round <= rounds; round++)); do
@@ -75,6 +78,10 @@ for ((round = 1; round <= rounds; round++)); do
     printf ' int8'
     run_yolo "$out/int8avx2-t$t-r$round.json" "$t" avx2 --model "$int8"
     printf ' int8-avx2'
+    if [[ -n $ymm ]]; then
+      run_yolo "$out/int8ymm-t$t-r$round.json" "$t" "$ymm" --model "$int8"
+      printf ' int8-%s' "$ymm"
+    fi
     run_yolo "$out/fp32-t$t-r$round.json" "$t" '' --cfg "$cfg" --weights "$weights" --names "$root/Weights/coco.names"
     printf ' fp32'
     "$py" "$shared/reference/int8_peers.py" bench --dir "$peers" --threads "$t" --runs "$runs" --warmup "$warmup" --rounds 1 \
@@ -89,7 +96,7 @@ out, rounds, threads, load_start, load_end, cpu = sys.argv[1], int(sys.argv[2]),
 times = {}
 for t in threads:
     for r in range(1, rounds + 1):
-        for row in ('int8', 'int8avx2', 'fp32'):
+        for row in ('int8', 'int8avx2', 'int8ymm', 'fp32'):
             path = os.path.join(out, f'{row}-t{t}-r{r}.json')
             if not os.path.exists(path):
                 continue
@@ -119,5 +126,8 @@ for t in threads:
         line = f'{t} thread(s): yolo int8 / ov-int8 = {statistics.median(y) / statistics.median(ov):.3f} (bar <= 0.9)'
         if ya:
             line += f'; yolo int8 (avx2 forced) / ov-int8 = {statistics.median(ya) / statistics.median(ov):.3f}'
+        yy = times.get(('yolo int8ymm', t))
+        if yy:
+            line += f'; yolo int8 (ymm VNNI forced) / ov-int8 = {statistics.median(yy) / statistics.median(ov):.3f}'
         print(line)
 PY

@@ -118,6 +118,16 @@ import YOLOTestSupport
         #expect(algorithm(Self.layer(5, 52, 52, filters: 16), vnni) != .int8Direct(split: .columns))
         func isWholeMapGEMM(_ a: ConvolutionPlan.Algorithm) -> Bool { if case .gemm = a { return true } else { return false } }
         #expect(isWholeMapGEMM(algorithm(Self.layer(64, 52, 52, filters: 128, size: 1), vnni)))
+        // The AVX-VNNI kernel and its EVEX build: the same rules on blocks of 16 positions (26×27 positions: 44 blocks,
+        // 22 + 22, against 256 filters' 43 panels, 22 + 21; 208×209: 2,717 blocks, 1,359 + 1,358, against 32 filters'
+        // 6 panels, 3 + 3, the more even).
+        for name in [Int8KernelFamily.Name.avxvnni, .avxvnniEVEX] {
+            let ymm = try #require(Int8KernelFamily.named(name))
+            #expect(ymm.kernel.tileColumns == 16 && ymm.kernel.directSweep != nil)
+            #expect(algorithm(Self.layer(256, 26, 26, filters: 256), ymm) == .int8Direct(split: .columns))
+            #expect(algorithm(Self.layer(3, 416, 416, filters: 32, stride: 2), ymm) == .int8Direct(split: .filters))
+            #expect(isWholeMapGEMM(algorithm(Self.layer(64, 52, 52, filters: 128, size: 1), ymm)))
+        }
         // The AVX2 kernel (no direct path, s32 sums): Winograd for every 3×3 stride-1 layer up to 1,827 channels (any
         // channel count: its pairs are of channels) and any activation, im2col + GEMM otherwise. F(4, 3) where its
         // 16-tile blocks need fewer products' columns than F(2, 3)'s (13×13: 1 block of 36 against 4 of 16), whatever the

@@ -4,7 +4,7 @@ import Testing
 import YOLOKernels
 import YOLOTestSupport
 
-/// The int8 micro-kernels (`Int8KernelFamily`: AVX512-VNNI, AVX2) this CPU runs, through `Int8GEMM`, against a plain
+/// The int8 micro-kernels (`Int8KernelFamily`: AVX512-VNNI, AVX-VNNI or its EVEX build, AVX2) this CPU runs, through `Int8GEMM`, against a plain
 /// integer loop and the scalar epilogue (`Int8Epilogue.code` / `real`): equal bytes, equal float bits, on odd
 /// shapes (partial panels, partial blocks, k not a multiple of 4), weights over all of s8 (−128 included: the
 /// kernels are exact for it, though model files never hold it), every activation code, u8 and float outputs,
@@ -148,16 +148,27 @@ import YOLOTestSupport
         #expect(Int8Epilogue.code(.nan, zeroPoint: 5) == 0)
     }
 
-    /// What each family provides: int8 kernels on the x86 families (VNNI first), none on the portable one.
+    /// What each family provides: int8 kernels on the x86 families (VNNI first: AVX512-VNNI's, then AVX-VNNI's), none
+    /// on the portable one; the AVX-VNNI kernel's EVEX build only when asked for.
     @Test func familiesListTheirInt8Kernels() {
         #expect(KernelFamily.named(.portable)!.int8Kernels.isEmpty)
         #if arch(x86_64)
-        #expect(KernelFamily.named(.avx2)!.int8Kernels.map(\.name) == [.avx512vnni, .avx2])
-        let noVNNI = CPUFeatures(cpuinfo: "flags\t: " + KernelFamily.x86v3.joined(separator: " "))
-        #expect(KernelFamily.named(.avx2)!.int8Kernel(for: noVNNI, request: nil)?.name == .avx2)
-        let vnni = CPUFeatures(cpuinfo: "flags\t: " + (KernelFamily.x86v3 + ["avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl", "avx512_vnni"]).joined(separator: " "))
-        #expect(KernelFamily.named(.avx2)!.int8Kernel(for: vnni, request: nil)?.name == .avx512vnni)
-        #expect(KernelFamily.named(.avx2)!.int8Kernel(for: vnni, request: "avx2")?.name == .avx2)
+        #expect(KernelFamily.named(.avx2)!.int8Kernels.map(\.name) == [.avx512vnni, .avxvnni, .avxvnniEVEX, .avx2])
+        func cpu(_ flags: [String]) -> CPUFeatures { CPUFeatures(cpuinfo: "flags\t: " + flags.joined(separator: " ")) }
+        let family = KernelFamily.named(.avx2)!
+        #expect(family.int8Kernel(for: cpu(KernelFamily.x86v3), request: nil)?.name == .avx2)
+        #expect(family.int8Kernel(for: cpu(KernelFamily.x86v3), request: "avxvnni")?.name == .avx2)
+        let vnni = cpu(KernelFamily.x86v3 + ["avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl", "avx512_vnni"])
+        #expect(family.int8Kernel(for: vnni, request: nil)?.name == .avx512vnni)
+        #expect(family.int8Kernel(for: vnni, request: "avx2")?.name == .avx2)
+        #expect(family.int8Kernel(for: vnni, request: "avxvnni-evex")?.name == .avxvnniEVEX)
+        #expect(family.int8Kernel(for: vnni, request: "avxvnni")?.name == .avx512vnni)
+        // An Alder Lake: AVX-VNNI without AVX-512. (Zen 5 has both: AVX512-VNNI's kernel, the faster, runs.)
+        let alderLake = cpu(KernelFamily.x86v3 + ["avx_vnni"])
+        #expect(family.int8Kernel(for: alderLake, request: nil)?.name == .avxvnni)
+        #expect(family.int8Kernel(for: alderLake, request: "avxvnni-evex")?.name == .avxvnni)
+        #expect(family.int8Kernel(for: cpu(KernelFamily.x86v3 + ["avx_vnni", "avx512f", "avx512bw", "avx512cd", "avx512dq",
+                                                                 "avx512vl", "avx512_vnni"]), request: nil)?.name == .avx512vnni)
         #endif
     }
 }

@@ -1,0 +1,1 @@
+../YOLOKernelsVNNI/QuadLanes.swift

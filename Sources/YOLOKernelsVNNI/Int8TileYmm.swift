@@ -1,0 +1,1 @@
+../YOLOKernelsAVXVNNI/Int8TileYmm.swift

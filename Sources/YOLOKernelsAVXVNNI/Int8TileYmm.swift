@@ -34,13 +34,7 @@ func dotProductAccumulate8(_ acc: Int32x8, _ bytes: Int32x8, _ weights: Int32x8)
 public func ymmVNNIInt8Sweep(_ steps: Int, _ a: UnsafeRawPointer, _ aStride: Int, _ b: UnsafeRawPointer,
                              _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int, _ epilogue: UnsafeRawPointer) {
     #if arch(x86_64)
-    let e = epilogue.load(as: Int8Epilogue.self)
-    var (panel, first) = (a, 0)
-    while first < rows {
-        YmmVNNITile.tile(steps, panel, b, c + first * ldc * e.outputBytes, ldc, min(6, rows - first), e.rows(from: first))
-        panel += aStride
-        first += 6
-    }
+    YmmVNNITile.sweepPanels(steps, a, aStride, b, c, ldc, rows, epilogue)
     #endif
 }
 
@@ -50,14 +44,7 @@ public func ymmVNNIInt8DirectSweep(_ steps: Int, _ a: UnsafeRawPointer, _ aStrid
                                    _ offsets: UnsafePointer<Int32>, _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int,
                                    _ epilogue: UnsafeRawPointer) {
     #if arch(x86_64)
-    let e = epilogue.load(as: Int8Epilogue.self)
-    var (panel, first) = (a, 0)
-    while first < rows {
-        YmmVNNITile.directTile(steps, panel, b, offsets, c + first * ldc * e.outputBytes, ldc, min(6, rows - first),
-                               e.rows(from: first))
-        panel += aStride
-        first += 6
-    }
+    YmmVNNITile.sweepPanelsDirect(steps, a, aStride, b, offsets, c, ldc, rows, epilogue)
     #endif
 }
 
@@ -65,29 +52,13 @@ public func ymmVNNIInt8DirectSweep(_ steps: Int, _ a: UnsafeRawPointer, _ aStrid
 public func ymmVNNIInt8PackB(_ k: Int, _ source: UnsafePointer<UInt8>, _ ld: Int, _ columns: Int,
                              _ target: UnsafeMutableRawPointer) {
     #if arch(x86_64)
-    var out = target
-    for first in Swift.stride(from: 0, to: k, by: 4) {
-        if columns == 16 && first + 4 <= k {
-            let r0 = UnsafeRawPointer(source + first * ld), r1 = r0 + ld, r2 = r1 + ld, r3 = r2 + ld
-            storeLanes(interleavedQuads(widened(loadLanes(r0, as: SIMD16<UInt8>.self)), widened(loadLanes(r1, as: SIMD16<UInt8>.self)),
-                                        widened(loadLanes(r2, as: SIMD16<UInt8>.self)), widened(loadLanes(r3, as: SIMD16<UInt8>.self))),
-                       out)
-        } else {
-            let bytes = out.assumingMemoryBound(to: UInt8.self)
-            for j in 0..<16 {
-                for t in 0..<4 {
-                    bytes[4 * j + t] = j < columns && first + t < k ? source[(first + t) * ld + j] : 0
-                }
-            }
-        }
-        out += 64
-    }
+    packQuadBlock(k, source, ld, columns, target, width: 16)
     #endif
 }
 
-enum YmmVNNITile {
-    /// One 6 × 16 tile (`rows` of its rows stored): A's panel is zero-padded, and a panel with 2 or 4 valid rows
-    /// multiplies only those.
+enum YmmVNNITile: QuadTile {
+    /// One 6 × 16 tile (`rows` of its rows stored) against a packed block: A's panel is zero-padded, and a panel with
+    /// 2 or 4 valid rows multiplies only those.
     @inline(never)
     static func tile(_ steps: Int, _ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ c: UnsafeMutableRawPointer,
                      _ ldc: Int, _ rows: Int, _ e: Int8Epilogue) {
@@ -147,47 +118,28 @@ enum YmmVNNITile {
             }
             ap += 24
         }
-        let rowBytes = e.bytes ? ldc : 4 &* ldc
         // Each row's 16 sums as one 16-lane vector: the stores are the AVX512-VNNI kernel's on a quarter of its row.
-        let sums = (Int32x16(lowHalf: c00, highHalf: c01), Int32x16(lowHalf: c10, highHalf: c11),
-                    Int32x16(lowHalf: c20, highHalf: c21), Int32x16(lowHalf: c30, highHalf: c31),
-                    Int32x16(lowHalf: c40, highHalf: c41), Int32x16(lowHalf: c50, highHalf: c51))
-        switch Activation(code: e.activation) {
-        case .leaky: storeRows(c, rowBytes, rows, e, Height.self, Leaky.self, sums)
-        case .linear: storeRows(c, rowBytes, rows, e, Height.self, Linear.self, sums)
-        case .relu: storeRows(c, rowBytes, rows, e, Height.self, Relu.self, sums)
-        case .logistic: storeRows(c, rowBytes, rows, e, Height.self, Logistic.self, sums)
-        case .swish: storeRows(c, rowBytes, rows, e, Height.self, Swish.self, sums)
-        case .mish: storeRows(c, rowBytes, rows, e, Height.self, Mish.self, sums)
-        }
+        storeTile(c, ldc, rows, e, Height.self, (RowSums(c00, c01), RowSums(c10, c11), RowSums(c20, c21),
+                                                 RowSums(c30, c31), RowSums(c40, c41), RowSums(c50, c51)))
     }
 
-    /// The tile's first `rows` rows through `store` with activation `A`.
-    @_transparent
-    static func storeRows<Height: TileHeight, A: StoreActivation>(
-        _ c: UnsafeMutableRawPointer, _ rowBytes: Int, _ rows: Int, _ e: Int8Epilogue, _ height: Height.Type,
-        _ a: A.Type, _ sums: (Int32x16, Int32x16, Int32x16, Int32x16, Int32x16, Int32x16)
-    ) {
-        store(c, 0, e, a, sums.0)
-        if rows > 1 { store(c + 1 * rowBytes, 1, e, a, sums.1) }
-        if Height.rows > 2 && rows > 2 { store(c + 2 * rowBytes, 2, e, a, sums.2) }
-        if Height.rows > 2 && rows > 3 { store(c + 3 * rowBytes, 3, e, a, sums.3) }
-        if Height.rows > 4 && rows > 4 { store(c + 4 * rowBytes, 4, e, a, sums.4) }
-        if Height.rows > 4 && rows > 5 { store(c + 5 * rowBytes, 5, e, a, sums.5) }
-    }
+    /// One row's 16 sums (two vectors).
+    struct RowSums: TileRow {
+        var v: Int32x16
+        @inline(__always) init(_ low: Int32x8, _ high: Int32x8) { v = Int32x16(lowHalf: low, highHalf: high) }
 
-    /// Row `r` of the tile (sums that include the compensation) through the epilogue (`Int8Epilogue`) with the
-    /// activation `A`, stored at `p`: 16 bytes or 16 floats (`clampedRoundedCodes` rounds as the AVX512-VNNI kernel's
-    /// `packedCodes` does).
-    @_transparent
-    static func store<A: StoreActivation>(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ a: A.Type,
-                                          _ v: Int32x16) {
-        var f = A.apply(toFloat(v) * Floatx16(repeating: e.multipliers[r]) + Floatx16(repeating: e.biases[r]))
-        if !A.isPiecewiseLinear && e.bytes { f = f * Floatx16(repeating: e.outputReciprocal) }
-        if e.bytes {
-            storeLanes(lowBytes(clampedRoundedCodes(f + Floatx16(repeating: e.zeroPoint))), p)
-        } else {
-            storeLanes(f, p)
+        /// Row `r` through the epilogue with the activation `A`, stored at `p`: 16 bytes or 16 floats
+        /// (`clampedRoundedCodes` rounds as the AVX512-VNNI kernel's `packedCodes` does).
+        @_transparent
+        static func store<A: StoreActivation>(_ row: RowSums, _ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue,
+                                              _ a: A.Type) {
+            var f = A.apply(toFloat(row.v) * Floatx16(repeating: e.multipliers[r]) + Floatx16(repeating: e.biases[r]))
+            if !A.isPiecewiseLinear && e.bytes { f = f * Floatx16(repeating: e.outputReciprocal) }
+            if e.bytes {
+                storeLanes(lowBytes(clampedRoundedCodes(f + Floatx16(repeating: e.zeroPoint))), p)
+            } else {
+                storeLanes(f, p)
+            }
         }
     }
 }

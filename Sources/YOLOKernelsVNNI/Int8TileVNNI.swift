@@ -13,13 +13,7 @@ import YOLOKernels
 public func vnniInt8Sweep(_ steps: Int, _ a: UnsafeRawPointer, _ aStride: Int, _ b: UnsafeRawPointer,
                           _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int, _ epilogue: UnsafeRawPointer) {
     #if arch(x86_64)
-    let e = epilogue.load(as: Int8Epilogue.self)
-    var (panel, first) = (a, 0)
-    while first < rows {
-        VNNITile.tile(steps, panel, b, c + first * ldc * e.outputBytes, ldc, min(6, rows - first), e.rows(from: first))
-        panel += aStride
-        first += 6
-    }
+    VNNITile.sweepPanels(steps, a, aStride, b, c, ldc, rows, epilogue)
     #endif
 }
 
@@ -29,14 +23,7 @@ public func vnniInt8DirectSweep(_ steps: Int, _ a: UnsafeRawPointer, _ aStride: 
                                 _ offsets: UnsafePointer<Int32>, _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int,
                                 _ epilogue: UnsafeRawPointer) {
     #if arch(x86_64)
-    let e = epilogue.load(as: Int8Epilogue.self)
-    var (panel, first) = (a, 0)
-    while first < rows {
-        VNNITile.directTile(steps, panel, b, offsets, c + first * ldc * e.outputBytes, ldc, min(6, rows - first),
-                            e.rows(from: first))
-        panel += aStride
-        first += 6
-    }
+    VNNITile.sweepPanelsDirect(steps, a, aStride, b, offsets, c, ldc, rows, epilogue)
     #endif
 }
 
@@ -44,33 +31,13 @@ public func vnniInt8DirectSweep(_ steps: Int, _ a: UnsafeRawPointer, _ aStride: 
 public func vnniInt8PackB(_ k: Int, _ source: UnsafePointer<UInt8>, _ ld: Int, _ columns: Int,
                           _ target: UnsafeMutableRawPointer) {
     #if arch(x86_64)
-    var out = target
-    for first in Swift.stride(from: 0, to: k, by: 4) {
-        if columns == 64 && first + 4 <= k {
-            let r0 = UnsafeRawPointer(source + first * ld), r1 = r0 + ld, r2 = r1 + ld, r3 = r2 + ld
-            for j in Swift.stride(from: 0, to: 64, by: 16) {
-                let q0 = widened(loadLanes(r0, j, as: SIMD16<UInt8>.self))
-                let q1 = widened(loadLanes(r1, j, as: SIMD16<UInt8>.self))
-                let q2 = widened(loadLanes(r2, j, as: SIMD16<UInt8>.self))
-                let q3 = widened(loadLanes(r3, j, as: SIMD16<UInt8>.self))
-                storeLanes(interleavedQuads(q0, q1, q2, q3), out, 4 * j)
-            }
-        } else {
-            let bytes = out.assumingMemoryBound(to: UInt8.self)
-            for j in 0..<64 {
-                for t in 0..<4 {
-                    bytes[4 * j + t] = j < columns && first + t < k ? source[(first + t) * ld + j] : 0
-                }
-            }
-        }
-        out += 256
-    }
+    packQuadBlock(k, source, ld, columns, target, width: 64)
     #endif
 }
 
-enum VNNITile {
-    /// One 6 × 64 tile (`rows` of its rows stored): A's panel is zero-padded, and a panel with 2 or 4 valid rows
-    /// multiplies only those (the last panel of 32, 64, 128 or 256 filters: one in 11 of 64 filters' products).
+enum VNNITile: QuadTile {
+    /// One 6 × 64 tile (`rows` of its rows stored) against a packed block: A's panel is zero-padded, and a panel with
+    /// 2 or 4 valid rows multiplies only those.
     @inline(never)
     static func tile(_ steps: Int, _ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ c: UnsafeMutableRawPointer,
                      _ ldc: Int, _ rows: Int, _ e: Int8Epilogue) {
@@ -144,51 +111,31 @@ enum VNNITile {
             }
             ap += 24
         }
-        let rowBytes = e.bytes ? ldc : 4 &* ldc
-        // The stores once per activation (no branch per vector, so the accumulators stay in registers; logistic
-        // and swish inline their exponential, mish alone calls out per vector).
-        let sums = ((c00, c01, c02, c03), (c10, c11, c12, c13), (c20, c21, c22, c23), (c30, c31, c32, c33),
-                    (c40, c41, c42, c43), (c50, c51, c52, c53))
-        switch Activation(code: e.activation) {
-        case .leaky: storeRows(c, rowBytes, rows, e, Height.self, Leaky.self, sums)
-        case .linear: storeRows(c, rowBytes, rows, e, Height.self, Linear.self, sums)
-        case .relu: storeRows(c, rowBytes, rows, e, Height.self, Relu.self, sums)
-        case .logistic: storeRows(c, rowBytes, rows, e, Height.self, Logistic.self, sums)
-        case .swish: storeRows(c, rowBytes, rows, e, Height.self, Swish.self, sums)
-        case .mish: storeRows(c, rowBytes, rows, e, Height.self, Mish.self, sums)
-        }
+        storeTile(c, ldc, rows, e, Height.self, (RowSums(c00, c01, c02, c03), RowSums(c10, c11, c12, c13),
+                                                 RowSums(c20, c21, c22, c23), RowSums(c30, c31, c32, c33),
+                                                 RowSums(c40, c41, c42, c43), RowSums(c50, c51, c52, c53)))
     }
 
-    typealias RowSums = (Int32x16, Int32x16, Int32x16, Int32x16)
+    /// One row's 64 sums (four vectors).
+    struct RowSums: TileRow {
+        var v: (Int32x16, Int32x16, Int32x16, Int32x16)
+        @inline(__always) init(_ v0: Int32x16, _ v1: Int32x16, _ v2: Int32x16, _ v3: Int32x16) { v = (v0, v1, v2, v3) }
 
-    /// The tile's first `rows` rows through `store` with activation `A`.
-    @_transparent
-    static func storeRows<Height: TileHeight, A: StoreActivation>(
-        _ c: UnsafeMutableRawPointer, _ rowBytes: Int, _ rows: Int, _ e: Int8Epilogue, _ height: Height.Type,
-        _ a: A.Type, _ sums: (RowSums, RowSums, RowSums, RowSums, RowSums, RowSums)
-    ) {
-        store(c, 0, e, a, sums.0)
-        if rows > 1 { store(c + 1 * rowBytes, 1, e, a, sums.1) }
-        if Height.rows > 2 && rows > 2 { store(c + 2 * rowBytes, 2, e, a, sums.2) }
-        if Height.rows > 2 && rows > 3 { store(c + 3 * rowBytes, 3, e, a, sums.3) }
-        if Height.rows > 4 && rows > 4 { store(c + 4 * rowBytes, 4, e, a, sums.4) }
-        if Height.rows > 4 && rows > 5 { store(c + 5 * rowBytes, 5, e, a, sums.5) }
-    }
-
-    /// Row `r` of the tile (sums that include the compensation) through the epilogue (`Int8Epilogue`) with the
-    /// activation `A`, stored at `p`: 64 bytes or 64 floats. After logistic, swish and mish a u8 output is divided
-    /// by its scale (`Int8Epilogue.outputReciprocal`).
-    @_transparent
-    static func store<A: StoreActivation>(_ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ a: A.Type,
-                                          _ v: RowSums) {
-        let multiplier = Floatx16(repeating: e.multipliers[r]), bias = Floatx16(repeating: e.biases[r])
-        var (f0, f1) = (A.apply(toFloat(v.0) * multiplier + bias), A.apply(toFloat(v.1) * multiplier + bias))
-        var (f2, f3) = (A.apply(toFloat(v.2) * multiplier + bias), A.apply(toFloat(v.3) * multiplier + bias))
-        if !A.isPiecewiseLinear && e.bytes {
-            let reciprocal = Floatx16(repeating: e.outputReciprocal)
-            (f0, f1, f2, f3) = (f0 * reciprocal, f1 * reciprocal, f2 * reciprocal, f3 * reciprocal)
+        /// Row `r` through the epilogue with the activation `A`, stored at `p`: 64 bytes or 64 floats. After logistic,
+        /// swish and mish a u8 output is divided by its scale (`Int8Epilogue.outputReciprocal`).
+        @_transparent
+        static func store<A: StoreActivation>(_ row: RowSums, _ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue,
+                                              _ a: A.Type) {
+            let multiplier = Floatx16(repeating: e.multipliers[r]), bias = Floatx16(repeating: e.biases[r])
+            let v = row.v
+            var (f0, f1) = (A.apply(toFloat(v.0) * multiplier + bias), A.apply(toFloat(v.1) * multiplier + bias))
+            var (f2, f3) = (A.apply(toFloat(v.2) * multiplier + bias), A.apply(toFloat(v.3) * multiplier + bias))
+            if !A.isPiecewiseLinear && e.bytes {
+                let reciprocal = Floatx16(repeating: e.outputReciprocal)
+                (f0, f1, f2, f3) = (f0 * reciprocal, f1 * reciprocal, f2 * reciprocal, f3 * reciprocal)
+            }
+            VNNITile.put(p, e, f0, f1, f2, f3)
         }
-        put(p, e, f0, f1, f2, f3)
     }
 
     /// 64 activated values stored at `p`: as u8 codes (`bytes`) or as floats.

@@ -175,6 +175,34 @@ public func vnniInt8PackQuads(_ source: UnsafePointer<UInt8>, _ channels: Int, _
     #endif
 }
 
+/// One block of `width` (a multiple of 16) columns of B's `k` rows (u8, rows `ld` bytes apart; `columns` of them
+/// valid, zero past them and past k) as quads: `[k/4][width][4]` bytes, `Int8Kernel.PackB` of both VNNI kernels.
+@inline(__always)
+func packQuadBlock(_ k: Int, _ source: UnsafePointer<UInt8>, _ ld: Int, _ columns: Int, _ target: UnsafeMutableRawPointer,
+                   width: Int) {
+    var out = target
+    for first in Swift.stride(from: 0, to: k, by: 4) {
+        if columns == width && first + 4 <= k {
+            let r0 = UnsafeRawPointer(source + first * ld), r1 = r0 + ld, r2 = r1 + ld, r3 = r2 + ld
+            for j in Swift.stride(from: 0, to: width, by: 16) {
+                let q0 = widened(loadLanes(r0, j, as: SIMD16<UInt8>.self))
+                let q1 = widened(loadLanes(r1, j, as: SIMD16<UInt8>.self))
+                let q2 = widened(loadLanes(r2, j, as: SIMD16<UInt8>.self))
+                let q3 = widened(loadLanes(r3, j, as: SIMD16<UInt8>.self))
+                storeLanes(interleavedQuads(q0, q1, q2, q3), out, 4 * j)
+            }
+        } else {
+            let bytes = out.assumingMemoryBound(to: UInt8.self)
+            for j in 0..<width {
+                for t in 0..<4 {
+                    bytes[4 * j + t] = j < columns && first + t < k ? source[(first + t) * ld + j] : 0
+                }
+            }
+        }
+        out += 4 * width
+    }
+}
+
 /// `Int8Kernel.Quantize`, 16 values per step.
 public func vnniInt8Quantize(_ count: Int, _ source: UnsafePointer<Float>, _ reciprocal: Float, _ zeroPoint: Float,
                              _ target: UnsafeMutablePointer<UInt8>) {
@@ -191,6 +219,84 @@ public func vnniInt8Quantize(_ count: Int, _ source: UnsafePointer<Float>, _ rec
         i += 1
     }
     #endif
+}
+
+/// A VNNI kernel's 6-row tile of quads (`VNNITile`: 6 × 64 on zmm; `YmmVNNITile`: 6 × 16 on ymm): one tile of C
+/// (`rows` of its rows stored) against a packed block of B, or of the direct product, step `s` reading B at
+/// `b + offsets[s]`; each out of line, its body inlined into it (a closure for B's address, which a generic body
+/// would leave as a call per step).
+protocol QuadTile {
+    static func tile(_ steps: Int, _ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ c: UnsafeMutableRawPointer,
+                     _ ldc: Int, _ rows: Int, _ e: Int8Epilogue)
+    static func directTile(_ steps: Int, _ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ offsets: UnsafePointer<Int32>,
+                           _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int, _ e: Int8Epilogue)
+}
+
+extension QuadTile {
+    /// `Int8Kernel.Sweep`: the tiles of A's panels (`aStride` bytes apart) against one packed block of B.
+    @inline(__always)
+    static func sweepPanels(_ steps: Int, _ a: UnsafeRawPointer, _ aStride: Int, _ b: UnsafeRawPointer,
+                            _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int, _ epilogue: UnsafeRawPointer) {
+        let e = epilogue.load(as: Int8Epilogue.self)
+        var (panel, first) = (a, 0)
+        while first < rows {
+            tile(steps, panel, b, c + first * ldc * e.outputBytes, ldc, min(6, rows - first), e.rows(from: first))
+            panel += aStride
+            first += 6
+        }
+    }
+
+    /// `Int8Kernel.DirectSweep`: as `sweepPanels`, step `s` reading B at `b + offsets[s]`.
+    @inline(__always)
+    static func sweepPanelsDirect(_ steps: Int, _ a: UnsafeRawPointer, _ aStride: Int, _ b: UnsafeRawPointer,
+                                  _ offsets: UnsafePointer<Int32>, _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int,
+                                  _ epilogue: UnsafeRawPointer) {
+        let e = epilogue.load(as: Int8Epilogue.self)
+        var (panel, first) = (a, 0)
+        while first < rows {
+            directTile(steps, panel, b, offsets, c + first * ldc * e.outputBytes, ldc, min(6, rows - first),
+                       e.rows(from: first))
+            panel += aStride
+            first += 6
+        }
+    }
+}
+
+/// One row of a tile's exact sums (its compensation included) that goes through the epilogue (`Int8Epilogue`) with the
+/// activation `A` into `p`: the AVX512-VNNI tile's 64 (`VNNITile.RowSums`), the AVX-VNNI tile's 16 (`YmmVNNITile.RowSums`).
+protocol TileRow {
+    static func store<A: StoreActivation>(_ row: Self, _ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ a: A.Type)
+}
+
+/// A 6-row tile's sums through the epilogue, into C's rows `ldc` elements apart (u8 or float, as `e` says): its first
+/// `rows` rows, `Height.rows` at most. The stores are compiled once per activation (no branch per vector, so the
+/// accumulators stay in registers; logistic and swish inline their exponential, mish alone calls out per vector).
+@_transparent
+func storeTile<Row: TileRow, Height: TileHeight>(_ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int, _ e: Int8Epilogue,
+                                                 _ height: Height.Type, _ sums: (Row, Row, Row, Row, Row, Row)) {
+    let rowBytes = e.bytes ? ldc : 4 &* ldc
+    switch Activation(code: e.activation) {
+    case .leaky: storeRows(c, rowBytes, rows, e, height, Leaky.self, sums)
+    case .linear: storeRows(c, rowBytes, rows, e, height, Linear.self, sums)
+    case .relu: storeRows(c, rowBytes, rows, e, height, Relu.self, sums)
+    case .logistic: storeRows(c, rowBytes, rows, e, height, Logistic.self, sums)
+    case .swish: storeRows(c, rowBytes, rows, e, height, Swish.self, sums)
+    case .mish: storeRows(c, rowBytes, rows, e, height, Mish.self, sums)
+    }
+}
+
+/// The tile's first `rows` rows through `Row.store` with activation `A`.
+@_transparent
+func storeRows<Row: TileRow, Height: TileHeight, A: StoreActivation>(
+    _ c: UnsafeMutableRawPointer, _ rowBytes: Int, _ rows: Int, _ e: Int8Epilogue, _ height: Height.Type, _ a: A.Type,
+    _ sums: (Row, Row, Row, Row, Row, Row)
+) {
+    Row.store(sums.0, c, 0, e, a)
+    if rows > 1 { Row.store(sums.1, c + 1 * rowBytes, 1, e, a) }
+    if Height.rows > 2 && rows > 2 { Row.store(sums.2, c + 2 * rowBytes, 2, e, a) }
+    if Height.rows > 2 && rows > 3 { Row.store(sums.3, c + 3 * rowBytes, 3, e, a) }
+    if Height.rows > 4 && rows > 4 { Row.store(sums.4, c + 4 * rowBytes, 4, e, a) }
+    if Height.rows > 4 && rows > 5 { Row.store(sums.5, c + 5 * rowBytes, 5, e, a) }
 }
 
 /// An activation of the stores with the same operations as `Int8Epilogue.activate` (so the same bits), a type so

@@ -119,21 +119,21 @@ enum YmmVNNITile: QuadTile {
             ap += 24
         }
         // Each row's 16 sums as one 16-lane vector: the stores are the AVX512-VNNI kernel's on a quarter of its row.
-        storeTile(c, ldc, rows, e, Height.self, (RowSums(c00, c01), RowSums(c10, c11), RowSums(c20, c21),
-                                                 RowSums(c30, c31), RowSums(c40, c41), RowSums(c50, c51)))
+        @inline(__always) func row(_ low: Int32x8, _ high: Int32x8) -> Int32x16 { Int32x16(lowHalf: low, highHalf: high) }
+        storeTile(c, ldc, rows, e, Height.self, Row.self, (row(c00, c01), row(c10, c11), row(c20, c21), row(c30, c31),
+                                                           row(c40, c41), row(c50, c51)))
     }
 
-    /// One row's 16 sums (two vectors).
-    struct RowSums: TileRow {
-        var v: Int32x16
-        @inline(__always) init(_ low: Int32x8, _ high: Int32x8) { v = Int32x16(lowHalf: low, highHalf: high) }
+    /// A row's 16 sums (one 16-lane vector).
+    enum Row: TileRow {
+        typealias Sums = Int32x16
 
         /// Row `r` through the epilogue with the activation `A`, stored at `p`: 16 bytes or 16 floats
         /// (`clampedRoundedCodes` rounds as the AVX512-VNNI kernel's `packedCodes` does).
         @_transparent
-        static func store<A: StoreActivation>(_ row: RowSums, _ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue,
+        static func store<A: StoreActivation>(_ v: Sums, _ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue,
                                               _ a: A.Type) {
-            var f = A.apply(toFloat(row.v) * Floatx16(repeating: e.multipliers[r]) + Floatx16(repeating: e.biases[r]))
+            var f = A.apply(toFloat(v) * Floatx16(repeating: e.multipliers[r]) + Floatx16(repeating: e.biases[r]))
             if !A.isPiecewiseLinear && e.bytes { f = f * Floatx16(repeating: e.outputReciprocal) }
             if e.bytes {
                 storeLanes(lowBytes(clampedRoundedCodes(f + Floatx16(repeating: e.zeroPoint))), p)

@@ -111,23 +111,20 @@ enum VNNITile: QuadTile {
             }
             ap += 24
         }
-        storeTile(c, ldc, rows, e, Height.self, (RowSums(c00, c01, c02, c03), RowSums(c10, c11, c12, c13),
-                                                 RowSums(c20, c21, c22, c23), RowSums(c30, c31, c32, c33),
-                                                 RowSums(c40, c41, c42, c43), RowSums(c50, c51, c52, c53)))
+        storeTile(c, ldc, rows, e, Height.self, Row.self, ((c00, c01, c02, c03), (c10, c11, c12, c13), (c20, c21, c22, c23),
+                                                           (c30, c31, c32, c33), (c40, c41, c42, c43), (c50, c51, c52, c53)))
     }
 
-    /// One row's 64 sums (four vectors).
-    struct RowSums: TileRow {
-        var v: (Int32x16, Int32x16, Int32x16, Int32x16)
-        @inline(__always) init(_ v0: Int32x16, _ v1: Int32x16, _ v2: Int32x16, _ v3: Int32x16) { v = (v0, v1, v2, v3) }
+    /// A row's 64 sums (four vectors).
+    enum Row: TileRow {
+        typealias Sums = (Int32x16, Int32x16, Int32x16, Int32x16)
 
         /// Row `r` through the epilogue with the activation `A`, stored at `p`: 64 bytes or 64 floats. After logistic,
         /// swish and mish a u8 output is divided by its scale (`Int8Epilogue.outputReciprocal`).
         @_transparent
-        static func store<A: StoreActivation>(_ row: RowSums, _ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue,
+        static func store<A: StoreActivation>(_ v: Sums, _ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue,
                                               _ a: A.Type) {
             let multiplier = Floatx16(repeating: e.multipliers[r]), bias = Floatx16(repeating: e.biases[r])
-            let v = row.v
             var (f0, f1) = (A.apply(toFloat(v.0) * multiplier + bias), A.apply(toFloat(v.1) * multiplier + bias))
             var (f2, f3) = (A.apply(toFloat(v.2) * multiplier + bias), A.apply(toFloat(v.3) * multiplier + bias))
             if !A.isPiecewiseLinear && e.bytes {

@@ -262,10 +262,14 @@ extension QuadTile {
     }
 }
 
-/// One row of a tile's exact sums (its compensation included) that goes through the epilogue (`Int8Epilogue`) with the
-/// activation `A` into `p`: the AVX512-VNNI tile's 64 (`VNNITile.RowSums`), the AVX-VNNI tile's 16 (`YmmVNNITile.RowSums`).
+/// How one row of a tile's exact sums (its compensation included) goes through the epilogue (`Int8Epilogue`) with the
+/// activation `A` into `p`: the AVX512-VNNI tile's 64 (`VNNITile.Row`), the AVX-VNNI tile's 16 (`YmmVNNITile.Row`). A
+/// caseless type and a tuple or vector of sums, not a struct holding them: a struct of 64 or 256 bytes in these targets
+/// gets value-witness copy helpers (`_swift_memcpy256_16`) that the compiler emits for this ISA under a name every module
+/// shares, and check-isa.sh rejects them.
 protocol TileRow {
-    static func store<A: StoreActivation>(_ row: Self, _ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ a: A.Type)
+    associatedtype Sums
+    static func store<A: StoreActivation>(_ row: Sums, _ p: UnsafeMutableRawPointer, _ r: Int, _ e: Int8Epilogue, _ a: A.Type)
 }
 
 /// A 6-row tile's sums through the epilogue, into C's rows `ldc` elements apart (u8 or float, as `e` says): its first
@@ -273,23 +277,24 @@ protocol TileRow {
 /// accumulators stay in registers; logistic and swish inline their exponential, mish alone calls out per vector).
 @_transparent
 func storeTile<Row: TileRow, Height: TileHeight>(_ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int, _ e: Int8Epilogue,
-                                                 _ height: Height.Type, _ sums: (Row, Row, Row, Row, Row, Row)) {
+                                                 _ height: Height.Type, _ row: Row.Type,
+                                                 _ sums: (Row.Sums, Row.Sums, Row.Sums, Row.Sums, Row.Sums, Row.Sums)) {
     let rowBytes = e.bytes ? ldc : 4 &* ldc
     switch Activation(code: e.activation) {
-    case .leaky: storeRows(c, rowBytes, rows, e, height, Leaky.self, sums)
-    case .linear: storeRows(c, rowBytes, rows, e, height, Linear.self, sums)
-    case .relu: storeRows(c, rowBytes, rows, e, height, Relu.self, sums)
-    case .logistic: storeRows(c, rowBytes, rows, e, height, Logistic.self, sums)
-    case .swish: storeRows(c, rowBytes, rows, e, height, Swish.self, sums)
-    case .mish: storeRows(c, rowBytes, rows, e, height, Mish.self, sums)
+    case .leaky: storeRows(c, rowBytes, rows, e, height, row, Leaky.self, sums)
+    case .linear: storeRows(c, rowBytes, rows, e, height, row, Linear.self, sums)
+    case .relu: storeRows(c, rowBytes, rows, e, height, row, Relu.self, sums)
+    case .logistic: storeRows(c, rowBytes, rows, e, height, row, Logistic.self, sums)
+    case .swish: storeRows(c, rowBytes, rows, e, height, row, Swish.self, sums)
+    case .mish: storeRows(c, rowBytes, rows, e, height, row, Mish.self, sums)
     }
 }
 
 /// The tile's first `rows` rows through `Row.store` with activation `A`.
 @_transparent
 func storeRows<Row: TileRow, Height: TileHeight, A: StoreActivation>(
-    _ c: UnsafeMutableRawPointer, _ rowBytes: Int, _ rows: Int, _ e: Int8Epilogue, _ height: Height.Type, _ a: A.Type,
-    _ sums: (Row, Row, Row, Row, Row, Row)
+    _ c: UnsafeMutableRawPointer, _ rowBytes: Int, _ rows: Int, _ e: Int8Epilogue, _ height: Height.Type, _ row: Row.Type,
+    _ a: A.Type, _ sums: (Row.Sums, Row.Sums, Row.Sums, Row.Sums, Row.Sums, Row.Sums)
 ) {
     Row.store(sums.0, c, 0, e, a)
     if rows > 1 { Row.store(sums.1, c + 1 * rowBytes, 1, e, a) }

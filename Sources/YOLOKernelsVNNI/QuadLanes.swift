@@ -1,7 +1,7 @@
-// What the two VNNI int8 kernels share, on 16-lane vectors: conversions through `Builtin` (both targets are compiled
-// with `-parse-stdlib`; none of these needs AVX-512, LLVM splits a 16-lane operation into two 8-lane ones where the
-// target has only ymm registers), the stores' activations, the quad packing of the direct path and the quantization
-// of a float input. This file is compiled twice: in YOLOKernelsVNNI (cascadelake) and, through a symbolic link of
+// What the two VNNI int8 kernels share, on 16-lane vectors: loads and stores, conversions through `Builtin` (both
+// targets are compiled with `-parse-stdlib`; none of these needs AVX-512, LLVM splits a 16-lane operation into two
+// 8-lane ones where the target has only ymm registers), the quad packing of the direct path and of B, the quantization
+// of a float input, the loop over A's panels and the tiles' epilogue stores with their activations. This file is compiled twice: in YOLOKernelsVNNI (cascadelake) and, through a symbolic link of
 // the same name, in YOLOKernelsAVXVNNI (alderlake), so each kernel gets it for its own ISA with nothing copied.
 // Transparent helpers: inlined into each target's kernels; the entry points are reached through `Int8Kernel`
 // function pointers only.
@@ -237,13 +237,7 @@ extension QuadTile {
     @inline(__always)
     static func sweepPanels(_ steps: Int, _ a: UnsafeRawPointer, _ aStride: Int, _ b: UnsafeRawPointer,
                             _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int, _ epilogue: UnsafeRawPointer) {
-        let e = epilogue.load(as: Int8Epilogue.self)
-        var (panel, first) = (a, 0)
-        while first < rows {
-            tile(steps, panel, b, c + first * ldc * e.outputBytes, ldc, min(6, rows - first), e.rows(from: first))
-            panel += aStride
-            first += 6
-        }
+        forEachPanel(a, aStride, c, ldc, rows, epilogue) { tile(steps, $0, b, $1, ldc, $2, $3) }
     }
 
     /// `Int8Kernel.DirectSweep`: as `sweepPanels`, step `s` reading B at `b + offsets[s]`.
@@ -251,11 +245,19 @@ extension QuadTile {
     static func sweepPanelsDirect(_ steps: Int, _ a: UnsafeRawPointer, _ aStride: Int, _ b: UnsafeRawPointer,
                                   _ offsets: UnsafePointer<Int32>, _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int,
                                   _ epilogue: UnsafeRawPointer) {
+        forEachPanel(a, aStride, c, ldc, rows, epilogue) { directTile(steps, $0, b, offsets, $1, ldc, $2, $3) }
+    }
+
+    /// `tile(panel, c, rows, epilogue)` for each 6-row panel of A (`aStride` bytes apart): its rows of C, how many of
+    /// them to store (the last panel may be partial) and the epilogue from its first row on.
+    @inline(__always)
+    static func forEachPanel(_ a: UnsafeRawPointer, _ aStride: Int, _ c: UnsafeMutableRawPointer, _ ldc: Int, _ rows: Int,
+                             _ epilogue: UnsafeRawPointer,
+                             _ tile: (UnsafeRawPointer, UnsafeMutableRawPointer, Int, Int8Epilogue) -> Void) {
         let e = epilogue.load(as: Int8Epilogue.self)
         var (panel, first) = (a, 0)
         while first < rows {
-            directTile(steps, panel, b, offsets, c + first * ldc * e.outputBytes, ldc, min(6, rows - first),
-                       e.rows(from: first))
+            tile(panel, c + first * ldc * e.outputBytes, min(6, rows - first), e.rows(from: first))
             panel += aStride
             first += 6
         }
